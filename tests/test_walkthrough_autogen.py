@@ -228,3 +228,22 @@ def test_a_structured_message_is_the_agents_words():
     assert chat.messages[-1]["role"] == "assistant"
     assert json.loads(chat.messages[-1]["content"]) == {"ticket": "INC-7731", "group": "net-ops"}
 
+
+def test_a_user_proxys_words_in_a_teams_run_are_the_users():
+    """A team with a UserProxyAgent: the person's words are a TextMessage from the proxy's name (not "user"),
+    after the UserInputRequestedEvent it yields before asking; they were read as the agent's words (a system
+    event), the person's id in them said by the agent."""
+    call = {"id": "call_1", "arguments": json.dumps({"employee_id": "E-48213"}), "name": "lookup_employee"}
+    messages = [taskresult("TextMessage", "user", "reset my password", 0),
+                taskresult("TextMessage", "helpdesk", "What is your employee id?", 1),
+                taskresult("UserInputRequestedEvent", "employee", "", 2, request_id="r-1"),
+                taskresult("TextMessage", "employee", "it is E-48213", 3),
+                taskresult("ToolCallRequestEvent", "helpdesk", [call], 4),
+                taskresult("UserInputRequestedEvent", "employee", "", 5, request_id="r-2"),
+                taskresult("HandoffMessage", "employee", "thanks, done", 6, target="helpdesk", context=[])]
+    chat = to_chat(messages, "run")
+    roles = [(m["role"], m.get("content")) for m in chat.messages]
+    assert roles[:3] == [("user", "reset my password"), ("assistant", "What is your employee id?"),
+                         ("user", "it is E-48213")]
+    assert roles[-1] == ("user", "thanks, done")
+    assert chat.ignored["UserInputRequestedEvent"] == 2

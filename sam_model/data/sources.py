@@ -415,7 +415,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 140: AutoGen TaskResult messages: a StructuredMessage[...] (an agent's output_content_type answer) is the agent's
 # words, its content object as JSON text, as its model context holds the answer; a run holding one was refused whole
 # (its type no agentchat type). tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 140
+# 141: AutoGen TaskResult messages of a team with a UserProxyAgent: its TextMessage (or HandoffMessage), the words
+# of the person it asked, is the user's (a source that yielded a UserInputRequestedEvent, as the proxy does before it
+# asks), as the assistants' model contexts hold it (a UserMessage); 139 read it as the agent's words (a system
+# event). tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 141
 
 
 @dataclass(frozen=True)

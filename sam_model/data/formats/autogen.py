@@ -15,9 +15,10 @@ conversation of its own (its view: the others' words reach it as user messages),
 What ``agent.run(task=...)`` returns is read too: ``TaskResult.messages``, autogen_agentchat messages dumped by
 pydantic (``{"id", "source", "models_usage", "metadata", "created_at", "content", "type"}``), the runs of a
 conversation one after another. A ``TextMessage`` (or ``MultiModalMessage``, ``HandoffMessage``) is the user's
-words where its ``source`` is ``user`` (what ``run(task=...)`` gives the task), else the agent's, as is a
-``StructuredMessage[...]`` (an agent's ``output_content_type`` answer: its content object as JSON text); a
-``ToolCallRequestEvent`` the calls (``content`` the FunctionCalls), the ``ThoughtEvent`` just before it their words,
+words where its ``source`` is ``user`` (what ``run(task=...)`` gives the task) or a ``UserProxyAgent``'s (a
+source that yielded a ``UserInputRequestedEvent``, which the proxy does before it asks its person), else the
+agent's, as is a ``StructuredMessage[...]`` (an agent's ``output_content_type`` answer: its content object as JSON
+text); a ``ToolCallRequestEvent`` the calls (``content`` the FunctionCalls), the ``ThoughtEvent`` just before it their words,
 as AssistantMessage's ``thought`` is (any other ``ThoughtEvent``, a reasoning model's, counted); a
 ``ToolCallExecutionEvent`` the results. A ``ToolCallSummaryMessage`` (a run's response when the agent does not
 reflect on its tools: the results' text again, which its model context never holds) and the other events
@@ -38,7 +39,8 @@ TYPES = ("SystemMessage", "UserMessage", "AssistantMessage", "FunctionExecutionR
 # autogen_agentchat.messages (MessageFactory's): words said, the calls and their results; the rest counted
 WORDS = ("TextMessage", "MultiModalMessage", "HandoffMessage")
 REQUEST, EXECUTION, THOUGHT = "ToolCallRequestEvent", "ToolCallExecutionEvent", "ThoughtEvent"
-COUNTED = ("ToolCallSummaryMessage", "StopMessage", "MemoryQueryEvent", "UserInputRequestedEvent",
+ASKED = "UserInputRequestedEvent"  # a UserProxyAgent's, yielded (its source the proxy's name) before it asks
+COUNTED = ("ToolCallSummaryMessage", "StopMessage", "MemoryQueryEvent", ASKED,
            "ModelClientStreamingChunkEvent", "CodeGenerationEvent", "CodeExecutionEvent", "SelectSpeakerEvent",
            "SelectorEvent")
 AGENTCHAT = (*WORDS, REQUEST, EXECUTION, THOUGHT, *COUNTED)
@@ -110,6 +112,9 @@ def _messages(state: Mapping[str, Any], where: str) -> list[Any]:
 def to_chat(messages: list[Any], where: str) -> Chat:
     chat = Chat()
     thought = ""  # a ThoughtEvent's words, the calls' when a ToolCallRequestEvent follows
+    # who speaks for a person: "user" (run's task), and each UserProxyAgent, named by the event it yields to ask
+    people = {"user", *(m.get("source") for m in messages if isinstance(m, Mapping) and m.get("type") == ASKED
+                        and isinstance(m.get("source"), str))}
     for i, m, w in each(messages, where):
         kind, content, source = m.get("type"), m.get("content"), f"message {i}"
         if kind not in TYPES and not _agentchat_type(kind):
@@ -122,7 +127,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             chat.ignored[THOUGHT] += 1
             thought = ""
         if kind not in TYPES:
-            thought = _agentchat(chat, m, w, source, thought)
+            thought = _agentchat(chat, m, w, source, thought, people)
         elif kind == "SystemMessage":
             chat.add({"role": "system", "content": _string(content, w)}, source)
         elif kind == "UserMessage":
@@ -138,9 +143,10 @@ def to_chat(messages: list[Any], where: str) -> Chat:
     return chat
 
 
-def _agentchat(chat: Chat, m: Mapping[str, Any], where: str, source: str, thought: str) -> str:
+def _agentchat(chat: Chat, m: Mapping[str, Any], where: str, source: str, thought: str,
+               people: set[str]) -> str:
     """One of ``TaskResult.messages`` read as its model-context twin is (``thought``: the ThoughtEvent's words just
-    before it); returns a ThoughtEvent's words, which the next message, a ToolCallRequestEvent, takes as its own."""
+    before it; ``people``: the sources whose words are a person's, the user's); returns a ThoughtEvent's words, which the next message, a ToolCallRequestEvent, takes as its own."""
     kind, content = m["type"], m.get("content")
     if not isinstance(m.get("source"), str):
         raise TranscriptFormatError(where, (f"'source' is {json_type(m['source'])}" if "source" in m else
@@ -155,7 +161,7 @@ def _agentchat(chat: Chat, m: Mapping[str, Any], where: str, source: str, though
     elif kind in WORDS or kind.startswith(STRUCTURED):
         words = _structured(content, where) if kind.startswith(STRUCTURED) else _user(content, where, chat)
         if words:
-            chat.add({"role": "user" if m["source"] == "user" else "assistant", "content": words}, source)
+            chat.add({"role": "user" if m["source"] in people else "assistant", "content": words}, source)
     else:
         chat.ignored[kind] += 1
     return ""
