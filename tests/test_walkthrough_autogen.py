@@ -247,3 +247,17 @@ def test_a_user_proxys_words_in_a_teams_run_are_the_users():
                          ("user", "it is E-48213")]
     assert roles[-1] == ("user", "thanks, done")
     assert chat.ignored["UserInputRequestedEvent"] == 2
+
+
+def test_an_agent_state_without_its_model_context_is_refused_as_an_autogen_state(tmp_path):
+    """An AssistantAgentState holding no llm_context (another autogen-agentchat's, whose context is kept under
+    another name) was 'expected a tau-bench trajectory ..., a conversation ...' from the file, naming no AutoGen,
+    and 'item 0 ... without kind' from memory.add."""
+    state = {"type": "AssistantAgentState", "version": "1.0.0", "llm_messages": conversations(1, 0)[0][1]}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(state))
+    with pytest.raises(Exception, match=r"old\.json.*AssistantAgentState.*'llm_context'.*save_state"):
+        list(iter_transcript_events(path))
+    memory = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(ValueError, match=r"data is an AutoGen save_state\(\)"):
+        memory.add(state, user_id="me", run_id="s")

@@ -70,10 +70,10 @@ def is_call(c: Any) -> bool:
 
 
 def is_state(doc: Any) -> bool:
-    """What ``save_state()`` returns: an AssistantAgent's state or a team's."""
+    """What ``save_state()`` returns: an AssistantAgent's state (one without its ``llm_context`` too, refused by
+    :func:`contexts` naming the field, not as no conversation of any format) or a team's."""
     return isinstance(doc, Mapping) and (
-        (doc.get("type") == AGENT and isinstance(doc.get("llm_context"), Mapping))
-        or (doc.get("type") == TEAM and isinstance(doc.get("agent_states"), Mapping)))
+        doc.get("type") == AGENT or (doc.get("type") == TEAM and isinstance(doc.get("agent_states"), Mapping)))
 
 
 OWN = (*TYPES[1:], *AGENTCHAT)  # the types no other format names: a SystemMessage's is a LangChain class name too
@@ -103,6 +103,11 @@ def contexts(doc: Mapping[str, Any], where: str) -> list[tuple[str, list[Any], s
 
 def _messages(state: Mapping[str, Any], where: str) -> list[Any]:
     messages = state["llm_context"].get("messages") if isinstance(state.get("llm_context"), Mapping) else None
+    if "llm_context" not in state:
+        raise TranscriptFormatError(where, f"an AutoGen AssistantAgentState without 'llm_context' (keys "
+                                           f"{', '.join(map(repr, list(state)[:6]))}): save it with autogen-agentchat "
+                                           "0.4+ (await agent.save_state()), or write its messages as "
+                                           "{\"id\", \"messages\"} lines")
     if not isinstance(messages, list):
         raise TranscriptFormatError(where, f"'llm_context.messages' is {json_type(messages)}, expected the list of "
                                            "the model context's messages")
