@@ -261,3 +261,12 @@ def test_an_agent_state_without_its_model_context_is_refused_as_an_autogen_state
     memory = ScopedMemory(HashingEncoder(16))
     with pytest.raises(ValueError, match=r"data is an AutoGen save_state\(\)"):
         memory.add(state, user_id="me", run_id="s")
+
+
+def test_the_model_context_given_to_add_is_refused_saying_to_give_its_messages():
+    """``memory.add(state["llm_context"])``, one level short of the messages, was 'item 0 ... without kind'."""
+    context = agent_state(conversations(1, 0)[0][1])["llm_context"]
+    memory = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(ValueError, match=r"data is an AutoGen model context .*\[\"messages\"\]"):
+        memory.add(context, user_id="me", run_id="s")
+    assert memory.add(context["messages"], user_id="me", run_id="s")["results"]

@@ -130,6 +130,10 @@ def check_not_dump(data: Any, name: str) -> None:
     if autogen_state(data):
         raise ValueError(f"{name} is an AutoGen save_state(){' as JSON text' if isinstance(data, str) else ''}, not "
                          f"messages: {AUTOGEN}")
+    if isinstance(data, Mapping) and set(data) == {"messages"} and isinstance(data["messages"], list) \
+            and autogen.sniff(data["messages"]):  # state["llm_context"]: refused as 'item 0 ... without kind'
+        raise ValueError(f"{name} is an AutoGen model context (state[\"llm_context\"]), not messages: give its "
+                         "[\"messages\"] (or those added since the last add)")
 
 
 def _objects_hint(m: Any) -> str:
