@@ -270,3 +270,28 @@ def test_the_model_context_given_to_add_is_refused_saying_to_give_its_messages()
     with pytest.raises(ValueError, match=r"data is an AutoGen model context .*\[\"messages\"\]"):
         memory.add(context, user_id="me", run_id="s")
     assert memory.add(context["messages"], user_id="me", run_id="s")["results"]
+
+
+def test_an_agents_handoff_in_a_swarms_run_is_its_transfer_calls_result_once():
+    """In a Swarm an agent hands off by calling its transfer tool: the run yields the call, its result (the handoff's
+    message) and then a HandoffMessage holding that message again, which the agent's model context never holds; it
+    was read as the agent's words, an event the saved context did not give. A person's HandoffMessage (the task
+    given back to the agent that asked, source user) stays the user's words."""
+    call = {"id": "call_9", "arguments": "{}", "name": "transfer_to_billing"}
+    moved = "Transferred to billing, adopting the role of billing immediately."
+    run = [taskresult("TextMessage", "user", "refund order 5521", 0),
+           taskresult("ToolCallRequestEvent", "triage", [call], 1),
+           taskresult("ToolCallExecutionEvent", "triage", [{"content": moved, "name": call["name"],
+                                                              "call_id": "call_9", "is_error": False}], 2),
+           taskresult("HandoffMessage", "triage", moved, 3, target="billing", context=[]),
+           taskresult("HandoffMessage", "user", "order 5521, the blue one", 4, target="billing", context=[])]
+    chat = to_chat(run, "run")
+    assert [m.get("content") for m in chat.messages].count(moved) == 1
+    assert chat.messages[-1] == {"role": "user", "content": "order 5521, the blue one"}
+    assert chat.ignored["HandoffMessage"] == 1
+    context = [{"content": "refund order 5521", "source": "user", "type": "UserMessage"},
+               {"content": [call], "thought": None, "source": "triage", "type": "AssistantMessage"},
+               {"content": [{"content": moved, "name": call["name"], "call_id": "call_9", "is_error": False}],
+                "type": "FunctionExecutionResultMessage"},
+               {"content": "order 5521, the blue one", "source": "user", "type": "UserMessage"}]
+    assert to_chat(context, "context").messages == chat.messages

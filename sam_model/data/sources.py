@@ -419,7 +419,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # of the person it asked, is the user's (a source that yielded a UserInputRequestedEvent, as the proxy does before it
 # asks), as the assistants' model contexts hold it (a UserMessage); 139 read it as the agent's words (a system
 # event). tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 141
+# 142: AutoGen TaskResult messages: an agent's HandoffMessage (a Swarm's, the message its transfer call's result
+# already holds) is counted, not read as its words: the run gave an event its model context did not. A person's
+# (source user, or a UserProxyAgent's) stays the user's words. tau-bench airline, the AutoCodeRover file and
+# examples/logs convert byte for byte.
+CONVERSION_VERSION = 142
 
 
 @dataclass(frozen=True)

@@ -14,16 +14,17 @@ conversation of its own (its view: the others' words reach it as user messages),
 
 What ``agent.run(task=...)`` returns is read too: ``TaskResult.messages``, autogen_agentchat messages dumped by
 pydantic (``{"id", "source", "models_usage", "metadata", "created_at", "content", "type"}``), the runs of a
-conversation one after another. A ``TextMessage`` (or ``MultiModalMessage``, ``HandoffMessage``) is the user's
-words where its ``source`` is ``user`` (what ``run(task=...)`` gives the task) or a ``UserProxyAgent``'s (a
-source that yielded a ``UserInputRequestedEvent``, which the proxy does before it asks its person), else the
+conversation one after another. A ``TextMessage`` (or ``MultiModalMessage``, a person's ``HandoffMessage``) is the
+user's words where its ``source`` is ``user`` (what ``run(task=...)`` gives the task) or a ``UserProxyAgent``'s
+(a source that yielded a ``UserInputRequestedEvent``, which the proxy does before it asks its person), else the
 agent's, as is a ``StructuredMessage[...]`` (an agent's ``output_content_type`` answer: its content object as JSON
-text); a ``ToolCallRequestEvent`` the calls (``content`` the FunctionCalls), the ``ThoughtEvent`` just before it their words,
-as AssistantMessage's ``thought`` is (any other ``ThoughtEvent``, a reasoning model's, counted); a
-``ToolCallExecutionEvent`` the results. A ``ToolCallSummaryMessage`` (a run's response when the agent does not
-reflect on its tools: the results' text again, which its model context never holds) and the other events
-(``StopMessage``, streaming chunks, memory queries, ...) are counted, not read, so both logs of a conversation give
-the same events.
+text); a ``ToolCallRequestEvent`` the calls (``content`` the FunctionCalls), the ``ThoughtEvent`` just before
+it their words, as AssistantMessage's ``thought`` is (any other ``ThoughtEvent``, a reasoning model's, counted); a
+``ToolCallExecutionEvent`` the results. An agent's ``HandoffMessage`` (a Swarm's: the message its transfer call's
+result already holds, which its own model context does not hold again), a ``ToolCallSummaryMessage`` (a run's
+response when the agent does not reflect on its tools: the results' text again, which its model context never
+holds) and the other events (``StopMessage``, streaming chunks, memory queries, ...) are counted, not read, so both
+logs of a conversation give the same events.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from sam_model.io import json_type
 
 TYPES = ("SystemMessage", "UserMessage", "AssistantMessage", "FunctionExecutionResultMessage")
 # autogen_agentchat.messages (MessageFactory's): words said, the calls and their results; the rest counted
-WORDS = ("TextMessage", "MultiModalMessage", "HandoffMessage")
+HANDOFF = "HandoffMessage"
+WORDS = ("TextMessage", "MultiModalMessage", HANDOFF)
 REQUEST, EXECUTION, THOUGHT = "ToolCallRequestEvent", "ToolCallExecutionEvent", "ThoughtEvent"
 ASKED = "UserInputRequestedEvent"  # a UserProxyAgent's, yielded (its source the proxy's name) before it asks
 COUNTED = ("ToolCallSummaryMessage", "StopMessage", "MemoryQueryEvent", ASKED,
@@ -163,6 +165,8 @@ def _agentchat(chat: Chat, m: Mapping[str, Any], where: str, source: str, though
         _assistant(chat, {"content": content, "thought": thought or None}, where, source)
     elif kind == EXECUTION:
         _results(chat, content, where, source)
+    elif kind == HANDOFF and m["source"] not in people:  # its transfer call's result again
+        chat.ignored[kind] += 1
     elif kind in WORDS or kind.startswith(STRUCTURED):
         words = _structured(content, where) if kind.startswith(STRUCTURED) else _user(content, where, chat)
         if words:
