@@ -295,3 +295,37 @@ def test_an_agents_handoff_in_a_swarms_run_is_its_transfer_calls_result_once():
                 "type": "FunctionExecutionResultMessage"},
                {"content": "order 5521, the blue one", "source": "user", "type": "UserMessage"}]
     assert to_chat(context, "context").messages == chat.messages
+
+
+def test_memories_an_agent_was_given_are_not_its_policy():
+    """An AssistantAgent given memory=[...] (ListMemory, or autogen-ext's) adds what it retrieved to its model context
+    each run as a SystemMessage ("Relevant memory content (in chronological order): 1. ..."), which save_state()
+    keeps: it was read as the policy, so an id the user said and a memory restated was common knowledge, no label,
+    and the saved context and the run's messages (a MemoryQueryEvent, counted) gave different events."""
+    call = {"id": "call_1", "arguments": json.dumps({"employee_id": "E-48213"}), "name": "lookup_employee"}
+    memory = "\nRelevant memory content (in chronological order):\n1. Priya's employee id is E-48213\n"
+    context = [{"content": "You are the helpdesk.", "type": "SystemMessage"},
+               {"content": "my employee id is E-48213", "source": "user", "type": "UserMessage"},
+               {"content": memory, "type": "SystemMessage"},
+               {"content": [call], "thought": None, "source": "helpdesk", "type": "AssistantMessage"}]
+    chat = to_chat(context, "context")
+    assert [m["role"] for m in chat.messages] == ["system", "user", "assistant"]
+    assert chat.ignored["memory"] == 1
+    run = [taskresult("TextMessage", "user", "my employee id is E-48213", 0),
+           taskresult("MemoryQueryEvent", "helpdesk", [{"content": "Priya's employee id is E-48213",
+                                                          "mime_type": "text/plain", "metadata": None}], 1),
+           taskresult("ToolCallRequestEvent", "helpdesk", [call], 2)]
+    assert to_chat(run, "run").messages == chat.messages[1:]
+
+
+def test_a_value_a_memory_restated_is_still_labelled_where_the_user_said_it(tmp_path):
+    call = {"id": "call_1", "arguments": json.dumps({"employee_id": "E-48213"}), "name": "lookup_employee"}
+    memory = "\nRelevant memory content (in chronological order):\n1. Priya's employee id is E-48213\n"
+    context = [{"content": "my employee id is E-48213", "source": "user", "type": "UserMessage"},
+               {"content": "Let me look that up.", "thought": None, "source": "helpdesk", "type": "AssistantMessage"},
+               {"content": "yes please", "source": "user", "type": "UserMessage"},
+               {"content": memory, "type": "SystemMessage"},
+               {"content": [call], "thought": None, "source": "helpdesk", "type": "AssistantMessage"}]
+    (tmp_path / "c.json").write_text(json.dumps(agent_state(context)))
+    got, _ = events(tmp_path / "c.json")
+    assert [e.get("useful_memory_steps") for e in got if "useful_memory_steps" in e] == [[0]]

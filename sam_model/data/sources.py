@@ -423,7 +423,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # already holds) is counted, not read as its words: the run gave an event its model context did not. A person's
 # (source user, or a UserProxyAgent's) stays the user's words. tau-bench airline, the AutoCodeRover file and
 # examples/logs convert byte for byte.
-CONVERSION_VERSION = 142
+# 143: an AutoGen model context's SystemMessage holding what the agent's memory retrieved ("Relevant memory content
+# (in chronological order): ...", which AutoGen's Memory adds each run) is counted, not read as the policy: an id
+# the user said and a memory restated was common knowledge, unlabelled, and the run's messages (a MemoryQueryEvent,
+# counted) gave other events. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 143
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,9 @@ words or reasoning beside the calls; ``source``) and ``FunctionExecutionResultMe
 unless the context holds a ``SystemMessage``. A team's ``save_state()`` (``TeamState``) holds each participant's
 state in ``agent_states`` (a ``ChatAgentContainerState``'s ``agent_state``): each assistant's model context is a
 conversation of its own (its view: the others' words reach it as user messages), the manager's thread is not read.
+An agent given ``memory`` adds what it retrieved to its context each run as a ``SystemMessage`` ("Relevant memory
+content (in chronological order): 1. ..."): counted, not read as the policy (the values in it are the episode's, not
+common knowledge), as the ``MemoryQueryEvent`` a run yields of it is.
 
 What ``agent.run(task=...)`` returns is read too: ``TaskResult.messages``, autogen_agentchat messages dumped by
 pydantic (``{"id", "source", "models_usage", "metadata", "created_at", "content", "type"}``), the runs of a
@@ -47,6 +50,8 @@ COUNTED = ("ToolCallSummaryMessage", "StopMessage", "MemoryQueryEvent", ASKED,
            "SelectorEvent")
 AGENTCHAT = (*WORDS, REQUEST, EXECUTION, THOUGHT, *COUNTED)
 STRUCTURED = "StructuredMessage["  # an agent's output_content_type answer: its type the generic's name
+# how AutoGen's Memory (ListMemory, autogen-ext's) adds what it retrieved to the model context, a SystemMessage a run
+MEMORY = "Relevant memory content"
 AGENT, TEAM, CONTAINER = "AssistantAgentState", "TeamState", "ChatAgentContainerState"
 UNNAMED = ("an AutoGen save_state() written as a line without a conversation id: write each conversation's as "
            "{\"id\": CONVERSATION_ID, \"messages\": state[\"llm_context\"][\"messages\"]} a line, or each state to "
@@ -135,6 +140,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             thought = ""
         if kind not in TYPES:
             thought = _agentchat(chat, m, w, source, thought, people)
+        elif kind == "SystemMessage" and _string(content, w).lstrip().startswith(MEMORY):
+            chat.ignored["memory"] += 1
         elif kind == "SystemMessage":
             chat.add({"role": "system", "content": _string(content, w)}, source)
         elif kind == "UserMessage":
