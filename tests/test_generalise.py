@@ -163,7 +163,7 @@ def test_briefed_conversations_open_with_the_values_later_calls_use_and_zero_cha
     assert shares[1] > 2 * shares[0] and shares[1] < 0.8, shares
     materialise("toolworlds:12:1:0:free:0.5", SourceOptions(), tmp_path)
     assert (tmp_path / "toolworlds-n12-s1-free-b0.5.jsonl.gz").exists()  # its own file: free's stays as it was
-    for bad in ("toolworlds:12:1:0:free:1.5", "toolworlds:12:1:0:fixed:0.5", "toolworlds:12:1:0:free:0.5:1"):
+    for bad in ("toolworlds:12:1:0:free:1.5", "toolworlds:12:1:0:fixed:0.5", "toolworlds:12:1:0:free:0.5:1:1"):
         with pytest.raises(ValueError, match="BRIEF"):
             materialise(bad, SourceOptions(), tmp_path)
     assert lodo.train_sources("coding", Path("/d"), lodo.VARIANTS["brief"], 300)[0][-1] == "toolworlds:300:0:0:free:0.5"

@@ -68,13 +68,14 @@ class Variant:
     user_first: float = 0.0  # the generated worlds' origin mix (sam_model.data.toolworlds: toolworlds:N:0:U)
     plots: str = "fixed"  # fixed: the first generator's one plot; free: random plots (sam_model.data.toolplots)
     brief: float = 0.0  # free plots: the share of conversations opening with the task statement (toolplots.briefed)
+    turn: float = 0.0  # free plots: the share whose task turns to a new request after its calls (toolplots Story.turn)
     sgd_mix: float = 0.0  # > 0: then adapted to SGD alone (configs/adapt.yaml) and mixed back at this weight
     explicit: str = ""  # a demo family (sam_model.data.synthetic): its logs with explicit agent states trained on too
     on: str | None = None  # the variant this one is one change to, when it is not the one listed before it
 
 
 VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix, brief: each one to plots;
-    # opening: one to brief; opening-lr, reuse: each one to opening; reuse-recent: one to reuse
+    # opening: one to brief; opening-lr, reuse: each one to opening; reuse-recent, turns: each one to reuse
     "base": Variant("tools.yaml recipe"),
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
@@ -110,6 +111,9 @@ VARIANTS = {  # cumulative up to plots, each one change to the one before; known
                             ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
                              "configs/task_reuse.yaml", "configs/task_recency.yaml"), True, plots="free", brief=0.5,
                             on="reuse"),
+    "turns": Variant("+ half the worlds' tasks turn, after their calls, to a new request with values nothing before said",
+                     ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
+                      "configs/task_reuse.yaml"), True, plots="free", brief=0.5, turn=0.5, on="reuse"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25", same_training_as="plots",
                       sgd_mix=0.25),  # a second pass on the plots variant's checkpoint (sgd_mixed)
 }
@@ -126,7 +130,8 @@ def train_sources(held_out: str, root: Path, variant: Variant, worlds: int) -> t
         spec = f"toolworlds:{worlds}"
         if variant.user_first or variant.plots != "fixed":
             spec += f":0:{variant.user_first:g}" + ("" if variant.plots == "fixed" else f":{variant.plots}")
-            spec += f":{variant.brief:g}" if variant.brief else ""
+            spec += f":{variant.brief:g}" if variant.brief or variant.turn else ""
+            spec += f":{variant.turn:g}" if variant.turn else ""
         train.append((spec, 1))
     return [t for t, _ in train], [r for _, r in train]
 

@@ -50,6 +50,8 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
            "November", "December")
 _FILLER_USER = ("Thanks.", "Okay.", "Hmm, let me check something.", "Sorry, one second.", "Great, thank you!",
                 "That makes sense.", "I was on the phone, sorry.")
+_ACK = ("Sure, one moment.", "Of course.", "Let me take care of that.", "Okay, on it.")  # a call's decision is the event
+# before it, whose own values are not its candidates: the turn's values are memories once the agent has answered
 _CONFIRM = ("Yes please.", "ok, go ahead", "Sounds good.", "Yes, do it.", "Correct, proceed.", "yep")
 
 
@@ -132,6 +134,7 @@ class _Story:
         self.pays = [world.pay.new_id(rng) for _ in range(rng.randint(1, 3))]
         self.item_city = {i: _city(rng) for i in self.items}
         self.known_owner = False
+        self.turned_at: int | None = None  # the index of the turn's first message (:meth:`turn`), if it turned
 
     def user(self, text: str) -> None:
         self.chat.say("user", text)
@@ -381,6 +384,49 @@ class _Story:
                       {"result": "done", "balance": _amount(rng)})
         return text, work
 
+    def turn(self) -> None:
+        """The task turns, after its calls, to a new request whose values nothing before said: fresh item ids, a new
+        attribute value or amount, said by the user, proposed by the agent or read from a new tool result. The
+        decisions after it have labels no earlier call used (the turn's events), while the memories earlier calls
+        used are still there: what a real task looks like when a user moves on (a new time for the same booking, the
+        next ticket's request), which the briefed and plotted conversations rarely show."""
+        w, rng = self.w, self.rng
+        self.turned_at = len(self.chat.messages)
+        a, b, new = w.item.new_id(rng), w.item.new_id(rng), w.new_attr(rng)
+        head, kind = rng.choice(TURNS), rng.random()
+        status = {"status": rng.choice(["active", "pending", "on hold"])}
+        if kind < 0.35:  # the user says the new values
+            self.user(f"{head}{w.item.noun} {a} needs its {w.attr} set to {new}.")
+            self.agent(rng.choice(_ACK))
+            if rng.random() < 0.5:  # a look-up whose result restates the item and shows an old value (a distractor)
+                self.call(w.get_item, {w.item.arg: a}, {w.item.key: a, w.attr: w.new_attr(rng), **status})
+            self.call(w.change, {w.item.arg: a, w.attr: new}, {"result": "ok", w.item.key: a})
+        elif kind < 0.55:  # the user names the item, the agent proposes the value
+            self.user(f"{head}could you update {w.item.noun} {a} as well?")
+            self.agent(f"I can set its {w.attr} to {new}. Shall I?")
+            self.user(rng.choice(_CONFIRM))
+            self.call(w.change, {w.item.arg: a, w.attr: new}, {"result": "ok", w.item.key: a})
+        elif kind < 0.8:  # the value comes from a new tool result
+            self.user(f"{head}give {w.item.noun} {b} the same {w.attr} as {a}.")
+            self.agent(rng.choice(_ACK))
+            self.call(w.get_item, {w.item.arg: a}, {w.item.key: a, w.attr: new, **status})
+            if rng.random() < 0.5:  # the other item's record, its old value a look-alike of the new one
+                self.call(w.get_item, {w.item.arg: b}, {w.item.key: b, w.attr: w.new_attr(rng), **status})
+            else:  # (a decision's own event is not its candidate: a result read by the next call is said again)
+                self.agent(f"{a} has {w.attr} {new}; copying it to {b}.")
+            self.call(w.change, {w.item.arg: b, w.attr: new}, {"result": "ok", w.item.key: b})
+        else:  # a transfer between two items first named now
+            amount = _amount(rng)
+            self.user(f"{head}move {amount} from {a} to {b}.")
+            if rng.random() < 0.5:
+                self.agent(f"Moving {amount} from {a} to {b}, correct?")
+                self.user(rng.choice(_CONFIRM))
+            else:
+                self.agent(rng.choice(_ACK))
+            self.call(w.move, {"source": a, "target": b, "amount": amount}, {"result": "done", "balance": _amount(rng)})
+        if rng.random() < 0.5:
+            self.agent("Done with that too.")
+
     def lookup_owner(self) -> None:
         """The owner's record, once: the owner id from the brief, the items listed again (restatements)."""
         if not self.known_owner:
@@ -391,14 +437,21 @@ class _Story:
 
 
 PLOTS = ("change", "book", "issue", "move")
+TURNS = ("Actually, one more thing: ", "Now a different request: ", "Also, separately: ", "Something else: ",
+         "New request: ", "Oh and ")  # how a turn (:meth:`_Story.turn`) opens
 BRIEFS = ("fix", "change", "book", "move")
 
 
-def briefed(world: _FreeWorld, rng: random.Random) -> list[dict[str, Any]]:
+def briefed(world: _FreeWorld, rng: random.Random, turn: float = 0.0) -> list[dict[str, Any]]:
     """A conversation that opens with the task statement: a ticket, an issue or a delegated request whose one
     message says most values the calls will need (ids, names, file paths, methods, dates, amounts), then the
     agent's searches, look-ups and restatements, many steps before the calls that use them. That is how an agent
-    is given work when it is not chatting: the statement is the origin of values needed long after it."""
+    is given work when it is not chatting: the statement is the origin of values needed long after it. ``turn``:
+    the chance that the task then turns to a new request (:meth:`_Story.turn`; 0 draws nothing more)."""
+    return _briefed(world, rng, turn).chat.messages
+
+
+def _briefed(world: _FreeWorld, rng: random.Random, turn: float) -> _Story:
     story = _Story(world, rng)
     w = world
     jobs = [getattr(story, f"brief_{j}")() for j in rng.sample(BRIEFS, rng.choice((1, 2, 2, 3)))]
@@ -418,24 +471,35 @@ def briefed(world: _FreeWorld, rng: random.Random) -> list[dict[str, Any]]:
     if notify:
         story.call(tool_name(w.style, rng.choice(["send", "notify"]), rng.choice(["email", "message", "note"])),
                    {"to": notify, "body": "Done."}, {"result": "sent"})
+    if turn and rng.random() < turn:
+        story.turn()
     story.agent("All done.")
-    return story.chat.messages
+    return story
 
 
-def conversation(world: _FreeWorld, rng: random.Random, brief: float = 0.0) -> list[dict[str, Any]]:
+def conversation(world: _FreeWorld, rng: random.Random, brief: float = 0.0, turn: float = 0.0) -> list[dict[str, Any]]:
     """One conversation: 1-3 tasks of random plots, sharing the owner (said once, reused many steps later); with
-    probability ``brief``, a :func:`briefed` one instead (0 draws nothing more: the conversations of before)."""
+    probability ``brief``, a :func:`briefed` one instead (0 draws nothing more: the conversations of before). With
+    probability ``turn``, either then turns to a new request after its calls (:meth:`_Story.turn`; 0 draws nothing
+    more either)."""
+    return tell(world, rng, brief, turn).chat.messages
+
+
+def tell(world: _FreeWorld, rng: random.Random, brief: float = 0.0, turn: float = 0.0) -> _Story:
+    """:func:`conversation`'s story: its messages and, where it turned, ``turned_at`` (the turn's first message)."""
     if brief and rng.random() < brief:
-        return briefed(world, rng)
+        return _briefed(world, rng, turn)
     story = _Story(world, rng)
     if rng.random() < 0.5:
         story.user(rng.choice(["Hello.", "Hi there, I need some help.", "Good morning."]))
         story.agent("Hello! How can I help?")
     for plot in rng.choices(PLOTS, weights=(3, 3, 2, 1), k=rng.choice((1, 2, 2, 3))):
         getattr(story, plot)()
+    if turn and rng.random() < turn:
+        story.turn()
     story.agent("Anything else?")
     story.user("No, that's all.")
-    return story.chat.messages
+    return story
 
 
 def world(rng: random.Random, index: int) -> _FreeWorld:

@@ -12,8 +12,9 @@ transcript rule (sam_model.data.transcripts): nothing here decides a label.
 
 A training source names a generated set as ``toolworlds:N``, ``toolworlds:N:SEED`` (N conversations,
 seed 0 by default), ``toolworlds:N:SEED:USER_FIRST`` (also the share of conversations whose user names the
-item before a tool result lists it, 0 by default: the origin mix) or ``toolworlds:N:SEED:0:free`` (the
-conversations of random plots of sam_model.data.toolplots instead of this module's one plot); it is written
+item before a tool result lists it, 0 by default: the origin mix) or ``toolworlds:N:SEED:0:free[:BRIEF[:TURN]]``
+(the conversations of random plots of sam_model.data.toolplots instead of this module's one plot; BRIEF the share
+opening with the task statement, TURN the share whose task turns to a new request after its calls); it is written
 once into the cache (sam_model.data.sources) and read as a transcript file.
 Generated data carries no third-party licence, so a model trained on it may ship.
 
@@ -141,13 +142,15 @@ def conversation(world: _World, rng: random.Random, user_first: float = 0.0) -> 
 
 
 def generate(n: int, seed: int = 0, user_first: float = 0.0, plots: str = "fixed",
-             brief: float = 0.0) -> Iterator[dict[str, Any]]:
+             brief: float = 0.0, turn: float = 0.0) -> Iterator[dict[str, Any]]:
     """``n`` conversations ``{"id", "group", "messages"}``, ``CONVERSATIONS_PER_WORLD`` per world (their group).
     ``plots``: "fixed" (this module's one plot) or "free" (sam_model.data.toolplots' random plots); ``brief``: with
-    free plots, the share of conversations that open with the task statement (toolplots.briefed; 0: as before)."""
-    check_plots(plots, user_first, brief)
+    free plots, the share of conversations that open with the task statement (toolplots.briefed; 0: as before);
+    ``turn``: with free plots, the share whose task turns to a new request after its calls (toolplots' Story.turn;
+    0: as before)."""
+    check_plots(plots, user_first, brief, turn)
     if plots == "free":
-        new_world, talk = toolplots.world, lambda w, r: toolplots.conversation(w, r, brief)
+        new_world, talk = toolplots.world, lambda w, r: toolplots.conversation(w, r, brief, turn)
     else:
         new_world, talk = _World, lambda w, r: conversation(w, r, user_first)
     rng = random.Random(seed)
@@ -162,45 +165,49 @@ def generate(n: int, seed: int = 0, user_first: float = 0.0, plots: str = "fixed
 PLOT_KINDS = ("fixed", "free")
 
 
-def check_plots(plots: str, user_first: float, brief: float = 0.0) -> None:
+def check_plots(plots: str, user_first: float, brief: float = 0.0, turn: float = 0.0) -> None:
     if plots not in PLOT_KINDS:
         raise ValueError(f"plots must be one of {', '.join(PLOT_KINDS)}, got {plots!r}")
     if plots == "free" and user_first:
         raise ValueError("the free plots draw who says each value themselves: give user_first 0 with plots free")
     if not 0.0 <= brief <= 1.0 or (brief and plots != "free"):
         raise ValueError(f"brief is a share (0-1) of the free plots' conversations, got {brief} with plots {plots}")
+    if not 0.0 <= turn <= 1.0 or (turn and plots != "free"):
+        raise ValueError(f"turn is a share (0-1) of the free plots' conversations, got {turn} with plots {plots}")
 
 
 def write(path: str | Path, n: int, seed: int = 0, user_first: float = 0.0, plots: str = "fixed",
-          brief: float = 0.0) -> Path:
-    """Write ``generate(n, seed, user_first, plots, brief)`` as gzipped JSON Lines, atomically."""
+          brief: float = 0.0, turn: float = 0.0) -> Path:
+    """Write ``generate(n, seed, user_first, plots, brief, turn)`` as gzipped JSON Lines, atomically."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(out) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
-        for conv in generate(n, seed, user_first, plots, brief):
+        for conv in generate(n, seed, user_first, plots, brief, turn):
             fh.write(json.dumps(conv) + "\n")
     return out
 
 
-def parse_spec(spec: str) -> tuple[int, int, float, str, float]:
-    """(conversations, seed, user_first, plots, brief) of ``toolworlds:N[:SEED[:USER_FIRST[:PLOTS[:BRIEF]]]]``;
-    ValueError naming the spec otherwise."""
+def parse_spec(spec: str) -> tuple[int, int, float, str, float, float]:
+    """(conversations, seed, user_first, plots, brief, turn) of
+    ``toolworlds:N[:SEED[:USER_FIRST[:PLOTS[:BRIEF[:TURN]]]]]``; ValueError naming the spec otherwise."""
     parts = spec[len(PREFIX):].split(":")
     try:
         n, seed = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
         user_first = float(parts[2]) if len(parts) > 2 else 0.0
         plots = parts[3] if len(parts) > 3 else "fixed"
         brief = float(parts[4]) if len(parts) > 4 else 0.0
-        if len(parts) > 5 or n < 1 or not 0.0 <= user_first <= 1.0:
+        turn = float(parts[5]) if len(parts) > 5 else 0.0
+        if len(parts) > 6 or n < 1 or not 0.0 <= user_first <= 1.0:
             raise ValueError
-        check_plots(plots, user_first, brief)
+        check_plots(plots, user_first, brief, turn)
     except ValueError:
         raise ValueError(f"{spec}: a generated source is toolworlds:N, toolworlds:N:SEED, "
-                         "toolworlds:N:SEED:USER_FIRST or toolworlds:N:SEED:0:free[:BRIEF] (N >= 1 conversations, "
-                         "an integer seed, the share of conversations whose user names the item first, 0-1; free: "
-                         "random plots, sam_model.data.toolplots; BRIEF: the share of those opening with the task "
-                         "statement, 0-1)") from None
-    return n, seed, user_first, plots, brief
+                         "toolworlds:N:SEED:USER_FIRST or toolworlds:N:SEED:0:free[:BRIEF[:TURN]] (N >= 1 "
+                         "conversations, an integer seed, the share of conversations whose user names the item "
+                         "first, 0-1; free: random plots, sam_model.data.toolplots; BRIEF: the share of those "
+                         "opening with the task statement, 0-1; TURN: the share whose task turns to a new request "
+                         "after its calls, 0-1)") from None
+    return n, seed, user_first, plots, brief, turn
 
 
 def is_spec(path: object) -> bool:
@@ -208,12 +215,13 @@ def is_spec(path: object) -> bool:
 
 
 def resolve(spec: str, cache_dir: str | Path) -> Path:
-    """The transcript file of ``toolworlds:N[:SEED[:USER_FIRST]]`` in ``cache_dir``, generated on first use."""
-    n, seed, user_first, plots, brief = parse_spec(spec)
+    """The transcript file of ``toolworlds:N[:SEED[:USER_FIRST[:PLOTS[:BRIEF[:TURN]]]]]`` in ``cache_dir``, generated
+    on first use; every option that changes the conversations is in the file's name (a cache never mixes them)."""
+    n, seed, user_first, plots, brief, turn = parse_spec(spec)
     mix = f"-u{user_first:g}" if user_first else ""  # 0 keeps the first generator's file name (and content)
-    mix += ("" if plots == "fixed" else f"-{plots}") + (f"-b{brief:g}" if brief else "")
+    mix += ("" if plots == "fixed" else f"-{plots}") + (f"-b{brief:g}" if brief else "") + (f"-t{turn:g}" if turn else "")
     path = Path(cache_dir) / f"toolworlds-n{n}-s{seed}{mix}.jsonl.gz"
-    return path if path.exists() else write(path, n, seed, user_first, plots, brief)
+    return path if path.exists() else write(path, n, seed, user_first, plots, brief, turn)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -234,17 +242,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--brief", type=float, default=0.0,
                     help="with --plots free: the share (0-1) of conversations that open with the task statement "
                          "(a ticket, issue or request holding the values later calls use; default 0: as before)")
+    ap.add_argument("--turn", type=float, default=0.0,
+                    help="with --plots free: the share (0-1) of conversations whose task turns, after its calls, to "
+                         "a new request with values nothing before said (default 0: as before)")
     args = ap.parse_args(argv)
     if not 0.0 <= args.brief <= 1.0 or (args.brief and args.plots != "free"):
         ap.error(f"--brief is a share (0-1) of the free plots' conversations; got {args.brief} with --plots "
                  f"{args.plots}")
+    if not 0.0 <= args.turn <= 1.0 or (args.turn and args.plots != "free"):
+        ap.error(f"--turn is a share (0-1) of the free plots' conversations; got {args.turn} with --plots {args.plots}")
     if args.plots == "free" and args.user_first:
         ap.error("--user-first applies to the fixed plot only; give 0 with --plots free")
     if args.conversations < 1:
         ap.error("--conversations must be >= 1")
     if not 0.0 <= args.user_first <= 1.0:
         ap.error(f"--user-first must be between 0 and 1, got {args.user_first}")
-    print(f"wrote {write(args.out, args.conversations, args.seed, args.user_first, args.plots, args.brief)}")
+    print(f"wrote {write(args.out, args.conversations, args.seed, args.user_first, args.plots, args.brief, args.turn)}")
     return 0
 
 
