@@ -132,6 +132,10 @@ def _main(argv: list[str] | None) -> int:
     from sam_model.evaluation.run import few_decisions_warning
     from sam_model.retriever import SAMRetriever
 
+    if args.out:  # before the slow part: a wrong output fails in a second
+        from sam_model.pretrained import check_not_packaged
+
+        check_not_packaged(args.out)
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731 - progress apart from the table
     data = read_log(args.choose_on, args, progress=False)  # before the model loads: a typo fails in a second
     if (few := few_decisions_warning(data)) is not None:

@@ -117,3 +117,21 @@ def test_the_choice_can_be_written_into_the_export_it_was_made_for(tiny_bert_dir
     log = write(tmp_path / "val.jsonl", [e for i in range(3) for e in _reuse(f"t{i}")])
     assert main([str(export), "--choose-on", str(log), "--out", str(export)]) == 0
     assert SAMRetriever.load(export, device="cpu").store.config.used_order == "model"
+
+
+@pytest.mark.parametrize("out", ["sam-general", "PACKAGE"])
+def test_the_choice_is_never_written_into_the_installed_package(tmp_path, monkeypatch, capsys, out):
+    """--out the packaged folder replaced the installed sam-general (its files read-only or not), and a bare
+    packaged name wrote a local folder that every from_pretrained('sam-general') there loads instead."""
+    from sam_model.pretrained import FOLDER
+
+    monkeypatch.chdir(tmp_path)
+    package = FOLDER / "sam-general"
+    before = {p.name: p.stat().st_mtime_ns for p in package.iterdir()}
+    log = write(tmp_path / "val.jsonl", [e for i in range(3) for e in _reuse(f"t{i}")])
+    target = str(package) if out == "PACKAGE" else out
+    assert main(["sam-general", "--choose-on", str(log), "--out", target]) != 0
+    err = capsys.readouterr().err
+    assert "--out" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "sam-general").exists()
+    assert {p.name: p.stat().st_mtime_ns for p in package.iterdir()} == before

@@ -20,6 +20,22 @@ def names() -> list[str]:
     return sorted(p.name for p in FOLDER.iterdir() if (p / "config.json").is_file())
 
 
+def check_not_packaged(out_dir: str | os.PathLike, flag: str = "--out") -> None:
+    """Refuse writing to ``out_dir`` where it is the installed package's data (a packaged retriever's folder, or in
+    this package's folder) or a bare packaged name (a local folder of that name is loaded in place of the packaged
+    one by every from_pretrained and default): a packaged model is changed only by rebuilding it."""
+    from sam_model.io import SAMFileError
+
+    p = Path(out_dir)
+    if len(p.parts) == 1 and p.name in names():
+        raise SAMFileError(f"{flag} {out_dir}: the name of a packaged retriever; a folder of that name here would be "
+                           "loaded in its place by every from_pretrained and default: write to another folder")
+    target = p.resolve()
+    if target == FOLDER or FOLDER in target.parents:
+        raise SAMFileError(f"{flag} {out_dir}: inside the installed package's retrievers ({FOLDER}), which are "
+                           "never written: write to a folder of your own")
+
+
 def resolve(name_or_path: str | os.PathLike) -> Path:
     """An export folder: ``name_or_path`` itself when it exists (a local folder wins, as on the Hugging Face hub),
     else the packaged retriever of that name. A bare name that is neither is a one-line error listing them."""
