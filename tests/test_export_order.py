@@ -75,3 +75,34 @@ def test_a_bare_off_in_yaml_is_named_with_the_quoting_that_fixes_it(tmp_path):
     cfg.write_text("export:\n  used_order: off\n")  # YAML 1.1: false
     with pytest.raises(SAMFileError, match="write it quoted, used_order: 'off'"):
         train_main(["fit", "--config", "demo.yaml", "--config", str(cfg), "--print_config"])
+
+
+def test_a_source_auto_cannot_name_is_refused_before_the_training(tmp_path, tiny_bert_dir):
+    """It was refused in after_fit: after the whole training, and no export written."""
+    from sam_model.io import SAMFileError
+
+    with pytest.raises(SAMFileError, match="export.used_order_on: 'nope.jsonl' names 0"):
+        _fit(tmp_path, tiny_bert_dir, "badon", "--export.used_order=auto", "--export.used_order_on=[nope.jsonl]")
+    assert not list((tmp_path / "badon").glob("*.ckpt"))  # nothing trained
+
+
+def test_auto_with_no_validation_decisions_to_choose_on_still_exports_and_says_why(tmp_path, tiny_bert_dir, capsys):
+    """A source chosen on whose holdout holds no decision point (a user's unlabelled or tiny log) raised after the
+    training, and the run ended with no export: it is exported with the config's ordering (off) and a note."""
+    from sam_model.data.synthetic import write_synthetic
+
+    write_synthetic(tmp_path / "train.jsonl", 20, seed=0)
+    rows = [json.loads(line) for line in (tmp_path / "train.jsonl").read_text().splitlines()]
+    for r in rows:  # a second source: other conversations, no decision labelled
+        r["episode_id"] = "plain-" + r["episode_id"]
+        r.pop("useful_memory_steps", None)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(json.dumps(r) + "\n" for r in rows[:60]))
+    cfg = _config(tmp_path, "nodec", tmp_path / "train.jsonl", tiny_bert_dir)
+    train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1", f"--data.train=[{tmp_path / 'train.jsonl'}, "
+                f"{plain}]", "--export.used_order=auto", "--export.used_order_on=[plain.jsonl]"])
+    out = tmp_path / "nodec" / "export"
+    assert json.loads((out / "config.json").read_text())["store"]["used_order"] is None
+    assert "used_order_chosen" not in json.loads((out / "training.json").read_text())
+    said = capsys.readouterr().out
+    assert "export.used_order auto: nothing to choose on" in said and "store.used_order off" in said

@@ -154,10 +154,20 @@ class SAMCLI(LightningCLI):
             print(f"{kwargs['ckpt_path']}: this run stopped early after epoch {stopped} (no better validation for "
                   "EarlyStopping's patience): nothing to resume; start a new run (--run NAME) to train on")
             return
+        export = self._export_options()
+        if export.get("used_order") == "auto":  # a source it cannot name fails now, not after the training
+            from sam_model.training.export_order import chosen_sources
+
+            chosen_sources(self.datamodule, export.get("used_order_on"))
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty\.")
             warnings.filterwarnings("ignore", message=r"Found \d+ module\(s\) in eval mode at the start of training")
             self.trainer.fit(**kwargs)
+
+    def _export_options(self) -> dict:
+        """The run's ``export`` options (used_order, used_order_on), as given."""
+        sub = self.config.get("subcommand")
+        return (self.config[sub] if sub else self.config).get("export") or {}
 
     def after_fit(self) -> None:
         """Export the best checkpoint (else the last) into ``export/`` beside it, so a run ends with the folder
@@ -172,8 +182,7 @@ class SAMCLI(LightningCLI):
             return
         r = SAMRetriever.load(ckpt, device="cpu")
         net, store = r.net, r.store.config
-        sub = self.config.get("subcommand")
-        export = (self.config[sub] if sub else self.config).get("export") or {}
+        export = self._export_options()
         order = export.get("used_order")
         if order is not None:  # set, or chosen on the run's validation conversations (auto)
             from sam_model.training.export_order import export_order

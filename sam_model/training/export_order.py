@@ -69,7 +69,13 @@ def export_order(retriever, dm, order: str, on: list[str] | None = None, say=pri
     if order != "auto":
         config = dataclasses.replace(retriever.store.config, used_order=None if order == "off" else order)
         return retriever.net, config
-    data = validation_data(dm, on)
+    try:
+        data = validation_data(dm, on)
+    except SAMFileError as exc:  # after hours of training: the export is written all the same, the reason said
+        keep = retriever.store.config.used_order or "off"
+        say(f"export.used_order auto: nothing to choose on ({exc}); the export keeps store.used_order {keep}: "
+            "choose later on a validation log, python -m sam_model.choose_order EXPORT --choose-on LOG --out EXPORT")
+        return retriever.net, retriever.store.config
     label = "the run's validation conversations" + (f" of {', '.join(map(str, on))}" if on else "")
     say(f"export.used_order auto: scoring off, model and latest on {len(data.examples)} decisions of {label}")
     record = choose_order(retriever, data, label=label, say=say)
