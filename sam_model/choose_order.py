@@ -43,9 +43,12 @@ def pick(rows: list[dict[str, Any]]) -> str:
 def choose_order(retriever, data, *, label: str = "validation", scope: str = "episode", depth: int = 100,
                  seed: int = 0, batch_size: int = 64, chunking=None, say=None) -> dict[str, Any]:
     """Score every ordering of :data:`ORDERS` on ``data`` (EvalData: validation decisions) and return the record:
-    the chosen ``used_order``, the rule, the table (MRR and Recall@5 of each) and what it was measured on."""
+    the chosen ``used_order``, the rule, the table (MRR and Recall@5 of each) and what it was measured on.
+    ``chunking`` None: the retriever's store's own (StoreConfig.chunking), so each figure is of the search it serves."""
     from sam_model.evaluation.run import score_orders
 
+    if chunking is None:  # what the store serves: a chunking store (configs/coding_chunks.yaml) searches chunks
+        chunking = getattr(getattr(getattr(retriever, "store", None), "config", None), "chunker", None)
     t0 = time.perf_counter()
     scores = score_orders(retriever, data, list(ORDERS), scope=scope, depth=depth, seed=seed,
                           batch_size=batch_size, chunking=chunking)
@@ -116,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(default); 'test' is refused (a choice made on the test split makes its test "
                                    "score no measure)")
     add_search_options(ap)
+    ap._option_string_actions["--chunking"].help = (  # evaluate's default (whole memories) is not what a store serves
+        "search the chunks of memories as sam-eval --chunking does (SIZE:OVERLAP, tokens:N[:OVERLAP], 'on' = 180:50); "
+        "default (or off): the retriever's store's own chunking (store.chunking), what its export serves")
     return ap
 
 

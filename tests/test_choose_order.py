@@ -135,3 +135,24 @@ def test_the_choice_is_never_written_into_the_installed_package(tmp_path, monkey
     assert "--out" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "sam-general").exists()
     assert {p.name: p.stat().st_mtime_ns for p in package.iterdir()} == before
+
+
+def test_a_chunking_store_is_chosen_on_the_chunks_it_serves(tiny_bert_dir, tmp_path):
+    """A store that chunks long memories (configs/coding_chunks.yaml's export) was scored on whole memories, so
+    train.py's auto chose on a search its export never makes: each figure is now the served search's."""
+    from sam_model.data.chunks import Chunking
+
+    lines = [e for i in range(3) for e in _reuse(f"t{i}")]
+    for e in lines:
+        if e["kind"] == "result":
+            e["text"] = "\n".join(f"{n} def line_{n}(self): return {n}" for n in range(40, 52))
+    data = data_of(write(tmp_path / "val.jsonl", lines))
+    windows = {"size": 60, "overlap": 10}
+    r = _retriever(tiny_bert_dir)
+    r = SAMRetriever(r.net, StoreConfig(provenance=False, chunking=windows))
+    record = choose_order(r, data)
+    assert record["options"]["chunking"] == Chunking.from_dict(windows).to_dict()
+    for row in record["table"]:
+        served = SAMRetriever(r.net, StoreConfig(provenance=False, chunking=windows, used_order=row["used_order"]
+                                                 if row["used_order"] != "off" else None))
+        assert score_retriever(served, data, chunking=Chunking.from_dict(windows))["mrr"] == row["mrr"]
