@@ -106,3 +106,10 @@ def test_auto_with_no_validation_decisions_to_choose_on_still_exports_and_says_w
     assert "used_order_chosen" not in json.loads((out / "training.json").read_text())
     said = capsys.readouterr().out
     assert "export.used_order auto: nothing to choose on" in said and "store.used_order off" in said
+
+
+def test_a_choice_on_few_validation_decisions_says_so(tmp_path, tiny_bert_dir, capsys):
+    """choose_order's CLI warns where its log holds few decisions; at export the same choice on the run's holdout
+    (a user's 20 conversations: 16 decisions) was made and written in silence."""
+    _fit(tmp_path, tiny_bert_dir, "few", "--export.used_order=auto")
+    assert "export.used_order auto: warning: only 16 decision points" in capsys.readouterr().out

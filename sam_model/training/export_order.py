@@ -76,8 +76,12 @@ def export_order(retriever, dm, order: str, on: list[str] | None = None, say=pri
         say(f"export.used_order auto: nothing to choose on ({exc}); the export keeps store.used_order {keep}: "
             "choose later on a validation log, python -m sam_model.choose_order EXPORT --choose-on LOG --out EXPORT")
         return retriever.net, retriever.store.config
+    from sam_model.evaluation.run import few_decisions_warning
+
     label = "the run's validation conversations" + (f" of {', '.join(map(str, on))}" if on else "")
     say(f"export.used_order auto: scoring off, model and latest on {len(data.examples)} decisions of {label}")
+    if (few := few_decisions_warning(data)) is not None:  # as choose_order's CLI says it: a choice on a handful
+        say(f"export.used_order auto: {few}")
     record = choose_order(retriever, data, label=label, say=say)
     say("\n".join(order_table(record)))
     say(f"export.used_order auto: chose {record['used_order']} ({record['rule']})")
