@@ -74,3 +74,13 @@ def test_half_the_turns_variants_conversations_turn_and_it_is_reuse_plus_that():
     stories = [toolplots.tell(toolplots.world(r, 0), r, 0.5, 0.5) for r in map(__import__("random").Random, range(200))]
     share = sum(s.turned_at is not None for s in stories) / len(stories)
     assert 0.35 < share < 0.65, share
+
+
+def test_shares_that_differ_past_six_digits_get_their_own_cache_files(tmp_path):
+    # the file name held a share as {:g} (six significant digits): TURN 0.1234567 was served 0.1234568's worlds
+    from sam_model.data.sources import SourceOptions, materialise
+
+    for turn in ("0.1234567", "0.1234568"):
+        materialise(f"toolworlds:12:1:0:free:0.5:{turn}", SourceOptions(), tmp_path)
+    assert len(list(tmp_path.glob("toolworlds-n12-s1-free-b0.5-t*.jsonl.gz"))) == 2
+    assert toolworlds.resolve("toolworlds:12:1:0:free:0.5:0.5", tmp_path).name == "toolworlds-n12-s1-free-b0.5-t0.5.jsonl.gz"

@@ -214,12 +214,19 @@ def is_spec(path: object) -> bool:
     return isinstance(path, str) and path.startswith(PREFIX)
 
 
+def _share(x: float) -> str:
+    """A share as a file name says it: ``{:g}`` (the names of before) where that is exact, else every digit, so two
+    shares that differ past six significant digits never share a cached file."""
+    return f"{x:g}" if float(f"{x:g}") == x else repr(x)
+
+
 def resolve(spec: str, cache_dir: str | Path) -> Path:
     """The transcript file of ``toolworlds:N[:SEED[:USER_FIRST[:PLOTS[:BRIEF[:TURN]]]]]`` in ``cache_dir``, generated
     on first use; every option that changes the conversations is in the file's name (a cache never mixes them)."""
     n, seed, user_first, plots, brief, turn = parse_spec(spec)
-    mix = f"-u{user_first:g}" if user_first else ""  # 0 keeps the first generator's file name (and content)
-    mix += ("" if plots == "fixed" else f"-{plots}") + (f"-b{brief:g}" if brief else "") + (f"-t{turn:g}" if turn else "")
+    mix = f"-u{_share(user_first)}" if user_first else ""  # 0 keeps the first generator's file name (and content)
+    mix += ("" if plots == "fixed" else f"-{plots}") + (f"-b{_share(brief)}" if brief else "")
+    mix += f"-t{_share(turn)}" if turn else ""
     path = Path(cache_dir) / f"toolworlds-n{n}-s{seed}{mix}.jsonl.gz"
     return path if path.exists() else write(path, n, seed, user_first, plots, brief, turn)
 
