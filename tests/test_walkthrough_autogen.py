@@ -194,6 +194,26 @@ def test_the_whole_context_added_after_each_run_stores_each_message_once():
     assert [e["state"] for e in whole._trackers["me//s"].events] == [e["state"] for e in once._trackers["me//s"].events]
 
 
+@pytest.mark.parametrize("saved", [False, True])
+def test_a_whole_context_sent_after_delete_all_keeps_the_deleted_runs_deleted(tmp_path, saved):
+    """README "Deleting": the key of a scope's last adds stays when its memories are all deleted, for AutoGen
+    messages as for Converse and Pydantic AI ones (the README named those two alone): the whole context added after
+    the next run opens with the deleted run, read once, and only the new run is stored."""
+    _, messages = conversations(1, 3)[0]
+    first, second = [i for i, m in enumerate(messages) if m["type"] == "UserMessage"][1:3]
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(messages[:first], user_id="me", run_id="s")
+    memory.delete_all(user_id="me", run_id="s")
+    if saved:
+        memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    out = memory.add(messages[:second], user_id="me", run_id="s")
+    assert out["notes"][0]["reason"].startswith(f"data[0:{first}]: the scope's last add of AutoGen messages")
+    fresh = ScopedMemory(HashingEncoder(16))
+    fresh.add(messages[first:second], user_id="me", run_id="s")
+    kept = [r["memory"] for r in memory.get_all(user_id="me", run_id="s", limit=None)["results"]]
+    assert kept == [r["memory"] for r in fresh.get_all(user_id="me", run_id="s", limit=None)["results"]] and kept
+
+
 def test_a_folder_of_no_runs_is_refused_in_one_sentence_naming_autogen_states(tmp_path):
     """The lead's merge of the AutoGen and Pydantic AI folder refusals left both sentences' ends in source_kind's
     message ("... in it; files (.jsonl) nor OTLP JSON files ... in it; give ...")."""

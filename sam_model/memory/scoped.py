@@ -399,10 +399,10 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
     def _drop_conversation(self, episode: str) -> None:
         """Forget an episode whose memories are all deleted: its conversation (the values its tool calls set, its
         events' states) and the store's last state of it. Its next message starts afresh, at the next step. The key
-        of its last add of Converse or Pydantic AI messages stays (``_sent``: a digest and a count, no word of them):
-        an agent that sends its whole history again after each turn (a Strands hook, Pydantic AI's all_messages())
-        still holds the deleted turns, and its next add, opening with them, stored them all again, the deleted
-        memories back after one turn. Their start is read once (the add's notes say so), as after a delete of
+        of its last adds of Converse, Pydantic AI or AutoGen messages stays (``_sent``: a digest and a count, no word
+        of them): an agent that sends its whole history again after each turn (a Strands hook, Pydantic AI's
+        all_messages(), an AutoGen context's messages) still holds the deleted turns, and its next add, opening
+        with them, stored them all again, the deleted memories back after one turn. Their start is read once (the add's notes say so), as after a delete of
         any other memory of them. So do the ids of its open Responses turn's items deleted one by one (``_gone``,
         :meth:`delete`), which a streaming agent adds again at their ``.done``; delete_all marks none (its refusals
         of a rewound session say to delete_all and add the session's lines again from its start)."""
