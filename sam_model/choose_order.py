@@ -85,16 +85,10 @@ def write_choice(retriever, record: dict[str, Any], out_dir: str | Path, head_on
 def _head_only(source: str, net) -> bool:
     """Whether the export read is head-only (kept so): its config says; a packaged name or a checkpoint: when
     its text encoder is the package's, as sam_model.interpolate decides."""
-    from sam_model.export import _is_head_only, text_encoder_reference
+    from sam_model.export import _is_head_only, can_leave_encoder_out
 
     config = Path(source) / "config.json"
-    if config.is_file():
-        return _is_head_only(config)
-    try:
-        text_encoder_reference(net)
-        return True
-    except SAMFileError:
-        return False
+    return _is_head_only(config) if config.is_file() else can_leave_encoder_out(net)
 
 
 def build_parser() -> argparse.ArgumentParser:

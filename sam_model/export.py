@@ -400,6 +400,16 @@ def check_vocab(folder: Path, cfg: SAMConfig, bert_cfg: PretrainedConfig, tokeni
                                f"{', '.join(diff)} differ); {again}")
 
 
+def can_leave_encoder_out(net: SAMNet) -> bool:
+    """Whether an export of ``net`` may be head-only (:func:`text_encoder_reference` accepts it): the choice
+    sam_model.interpolate and sam_model.choose_order make for a network they did not read from an export."""
+    try:
+        text_encoder_reference(net)
+        return True
+    except SAMFileError:
+        return False
+
+
 def _is_head_only(path: Path) -> bool:
     """Whether the export's config.json says format version 2 (its other fields are checked by read_config)."""
     try:

@@ -182,13 +182,9 @@ def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: flo
                             **({"chosen": chosen} if chosen is not None else {})}
     net.training_info = info
     if head_only is None:
-        from sam_model.export import text_encoder_reference
+        from sam_model.export import can_leave_encoder_out
 
-        try:
-            text_encoder_reference(net)
-            head_only = True
-        except SAMFileError:
-            head_only = False
+        head_only = can_leave_encoder_out(net)
     return save_exported(net, out_dir, ra.store.config, head_only=head_only)
 
 
