@@ -353,3 +353,29 @@ def test_traces_of_one_conversation_without_its_id_are_told_how_to_join(tmp_path
     assert report.conversations == 2 and report.repeats()  # the second trace repeats the first turn
     note = report.repeats_note()
     assert "record the id on its invoke_agent or chat spans" in note and "gen_ai.conversation.id" in note
+
+
+def test_an_exporter_file_without_an_extension_given_alone_is_a_transcript(tmp_path):
+    """The exporter's ``path: ./file`` given alone (not its folder) to sam-train or sam-eval was taken for an agent
+    log, its name saying neither .json nor .jsonl, and refused: "missing required field 'episode_id'". It is read by
+    its content, as in a folder; an extension-less file of anything else is still an agent log, refused in a line."""
+    import pytest
+
+    from sam_model.data.reader import LogFormatError, iter_episodes
+    from sam_model.data.sources import iter_source_events, source_kind
+
+    lines = json.dumps(otlp(turn("t1", [], TURN1, 1000))) + "\n" + json.dumps(otlp(turn("t2", TURN1, TURN2, 2000)))
+    named = tmp_path / "traces.jsonl"
+    named.write_text(lines + "\n")
+    for name in ("file", "file-2025-12-02T05-02-14.173"):
+        path = tmp_path / name
+        path.write_text(lines + "\n")
+        assert source_kind(path) == "transcripts", name
+        events = list(iter_source_events(path))
+        assert events and events == list(iter_source_events(named)), name
+    other = tmp_path / "notes"
+    other.write_text('{"note": "resourceSpans are read from the exporter"}\nnot json\n')
+    assert source_kind(other) == "agent-log"
+    with pytest.raises(LogFormatError) as err:
+        list(iter_episodes(other, "raise"))
+    assert str(err.value).count("\n") == 0 and "notes:1" in str(err.value)

@@ -1049,13 +1049,18 @@ def is_transcript_file(path: str | Path) -> bool:
     OTLP spans, a SWE-agent trajectory, a Claude Code entry or stream-json message, a codex exec event (as
     :func:`conversations` reads it), a list of conversations (not an agent-log event) or a Pydantic AI history (which
     :func:`conversations` refuses, saying what line to write); or a ``.txt`` file of an
-    agent's headless output (Harbor keeps it as ``agent/claude-code.txt``, ``agent/codex.txt``)."""
+    agent's headless output (Harbor keeps it as ``agent/claude-code.txt``, ``agent/codex.txt``); or a file without
+    an extension that holds OTLP JSON or the exporter's zstd frames, as :func:`otel_files` takes one in a folder (the
+    collector's file exporter writes to ``path: ./file``: given alone to sam-train or sam-eval, it was read as an
+    agent log and refused, "missing required field 'episode_id'")."""
     p = Path(path)
     name = _stem(p)
     if not p.is_file():
         return False
     if name.endswith((".json", ".traj")):
         return True
+    if _EXPORTER_NAME.fullmatch(p.name):
+        return _zstd(p) or (_names_spans(p) and _first_is(p, otel.is_otlp))
     if not name.endswith((".jsonl", ".txt")):
         return False
     try:
