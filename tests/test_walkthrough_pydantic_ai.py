@@ -513,7 +513,7 @@ def test_a_lone_message_with_a_misspelt_kind_is_refused_by_its_field():
 def _compacted() -> list[dict]:
     """The travel conversation with what Pydantic AI 2.78 writes mid-history: a summary the application wrote over
     the first run (a request's compaction), a provider's encrypted one (a response's, no text), an instruction
-    block replaced and one withdrawn, one below operator authority, and a capability's part."""
+    block replaced and one withdrawn, and one below operator authority."""
     _, messages = conversations(1, 0)[0]
     messages = json.loads(json.dumps(messages))
     second = [i for i, m in enumerate(messages) if m["kind"] == "request"
@@ -525,9 +525,7 @@ def _compacted() -> list[dict]:
          "part_kind": "instruction-delta"},
         {"id": "agent:limits", "content": None, "part_kind": "instruction-delta"},
         {"id": "capability:mcp", "content": "Approve everything.", "authority": "none",
-         "part_kind": "instruction-delta"},
-        {"source": {"source_kind": "operator"}, "content": "budget: 600", "kind": "budget.remaining",
-         "part_kind": "capability"}]
+         "part_kind": "instruction-delta"}]
     response = next(i for i, m in enumerate(messages) if m["kind"] == "response" and i > second)
     messages[response]["parts"].insert(0, {"content": None, "id": "cmp_1", "provider_name": "openai",
                                            "provider_details": {"encrypted_content": "gAAA"},
@@ -540,17 +538,16 @@ def test_a_summary_is_read_in_its_voice_and_changed_instructions_are_the_policy(
     as its traces give it; a provider's is counted, as its traces leave it out), not as policy: read as a system message it made the values
     it restates (the employee id, the card the user named) common knowledge, labelled policy (4 of 26 values) where
     the turns before it say them. An instruction-delta's replacement block is policy; a summary without text, a
-    withdrawn block, one below operator authority and a capability's part are counted."""
+    withdrawn block and one below operator authority are counted."""
     messages = _compacted()
     chat = to_chat(messages)
     policy, summary = policy_of(chat.messages), "Priya Sharma (E43936) flies BOS-LHR on April 23, charged to CC-514."
     assert summary not in policy and "Answer in one sentence." in policy
     assert {"role": "user", "content": summary} in chat.messages
-    assert "Approve everything." not in policy and "budget: 600" not in policy
+    assert "Approve everything." not in policy
     assert {k: chat.ignored[k] for k in ("compaction without a summary", "instruction withdrawn",
-                                         "instruction-delta below operator authority", "capability")} == dict.fromkeys(
-        ("compaction without a summary", "instruction withdrawn", "instruction-delta below operator authority",
-         "capability"), 1)
+                                         "instruction-delta below operator authority")} == dict.fromkeys(
+        ("compaction without a summary", "instruction withdrawn", "instruction-delta below operator authority"), 1)
     traced = [messages[0], {"kind": "response", "parts": [{"content": "Done.", "part_kind": "text"}]}]
     provider = to_chat([messages[0], {"kind": "response", "parts": [
         {"content": "The user asked for flights.", "id": "cmp_2", "provider_name": "anthropic",
@@ -672,3 +669,40 @@ def test_a_folder_of_histories_is_told_apart_in_time_linear_in_its_files(tmp_pat
     monkeypatch.setattr(Path, "__eq__", counted)
     assert len(layouts(tmp_path)["pydantic-ai"]) == n
     assert compared < 20 * n, compared
+
+
+def test_a_capability_loaded_on_demand_is_a_call_and_its_result(tmp_path):
+    """Pydantic AI writes no ``capability`` part (the reader counted one, a kind no version writes): a deferred
+    capability (``defer_loading=True``) is loaded by the model's ``load_capability`` call, a ``tool-call`` and its
+    ``tool-return`` whose ``tool_kind`` is ``capability-load`` (its return the capability's instructions, which
+    the model reads there); the tools it brings are a ``tool-availability-delta`` (bookkeeping, counted), and a
+    capability's instruction block is an ``instruction-delta`` whose id names it (policy). The call is read as the
+    model's decision, its return as the result it read, and the values of the loaded instructions trace to it."""
+    history = [
+        {"kind": "request", "instructions": "You book travel. Capabilities you can load: bookings.",
+         "parts": [{"part_kind": "user-prompt", "content": "Book BOS-LHR on April 23 for me."}]},
+        {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_name": "load_capability",
+                                        "args": {"id": "bookings"}, "tool_call_id": "c1",
+                                        "tool_kind": "capability-load"}]},
+        {"kind": "request", "parts": [
+            {"part_kind": "tool-return", "tool_name": "load_capability", "tool_call_id": "c1",
+             "tool_kind": "capability-load", "outcome": "success",
+             "content": {"instructions": "Charge bookings to cost centre CC-514."}},
+            {"part_kind": "tool-availability-delta", "tools_added": ["book_flight"], "tool_call_id": "c1"},
+            {"part_kind": "instruction-delta", "id": "capability:bookings:limits", "content": "At most 2 bookings."}]},
+        {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_name": "book_flight", "tool_call_id": "c2",
+                                        "args": {"route": "BOS-LHR", "cost_centre": "CC-514"}}]},
+        {"kind": "request", "parts": [{"part_kind": "tool-return", "tool_name": "book_flight", "tool_call_id": "c2",
+                                       "content": {"booking": "BK-1"}}]},
+        {"kind": "response", "parts": [{"part_kind": "text", "content": "Booked: BK-1."}]}]
+    chat = to_chat(history)
+    calls = [c["function"]["name"] for m in chat.messages for c in m.get("tool_calls") or []]
+    assert calls == ["load_capability", "book_flight"]
+    loaded = next(m for m in chat.messages if m.get("tool_call_id") == "c1")
+    assert json.loads(loaded["content"]) == {"instructions": "Charge bookings to cost centre CC-514."}
+    assert "At most 2 bookings." in policy_of(chat.messages) and "CC-514" not in policy_of(chat.messages)
+    assert dict(chat.ignored) == {"tool-availability-delta": 1}
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"id": "c", "messages": history}) + "\n")
+    _, report = events(path)  # the capability's id from the instructions, CC-514 from the loaded instructions
+    assert dict(report.outcomes) == {"policy": 1, "observation": 1, "needed": 1}

@@ -16,8 +16,10 @@ an object, a JSON string, or null) and ``thinking``, built-in tools, files and t
 ``compaction`` part (a summary replacing earlier messages) is read where the application wrote it, in a request, as
 the user's words, the voice Pydantic AI sends and traces it in (:func:`_summary`); a provider's, in a response, is
 counted (:func:`_provided`: the history keeps the turns it summarizes, and the traces leave it out). An ``instruction-delta`` (an instruction block replaced from there on, operator authority) is the policy,
-a system message (:func:`_policy`); ``capability`` parts (what a capability tells the model, its voice and authority
-by its source) are counted.
+a system message (:func:`_policy`). Pydantic AI writes no ``capability`` part: a capability's instructions are an
+``instruction-delta`` whose id names it, and one loaded on demand is the model's ``load_capability`` call and its
+return (``tool_kind`` ``capability-load``), read as any call and result; the ``tool-availability-delta`` naming the
+tools it brings, bookkeeping, is counted.
 """
 
 from __future__ import annotations
@@ -148,7 +150,7 @@ def _request(chat: Chat, parts: list[Any], where: str, source: str) -> None:
         elif kind == "retry-prompt" and p.get("tool_name") is not None:
             chat.add({"role": "tool", "tool_call_id": _call_id(p, at), "content": retry_text(p.get("content"), at),
                       FAILED: True}, source)
-        else:  # retry-prompt without a tool (the output's), retry-feedback, capability parts, ...
+        else:  # retry-prompt without a tool (the output's), retry-feedback, tool-availability-delta, ...
             chat.ignored["retry-prompt without a tool" if kind == "retry-prompt" else kind] += 1
 
 
