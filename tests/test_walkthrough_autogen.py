@@ -349,3 +349,86 @@ def test_a_value_a_memory_restated_is_still_labelled_where_the_user_said_it(tmp_
     (tmp_path / "c.json").write_text(json.dumps(agent_state(context)))
     got, _ = events(tmp_path / "c.json")
     assert [e.get("useful_memory_steps") for e in got if "useful_memory_steps" in e] == [[0]]
+
+
+POLICY = ("You are Contoso's IT helpdesk. Tickets take a priority of P1, P2, P3 or P4 and go to one of the groups "
+          "net-ops, desktop-support or messaging.")
+
+
+def component(name: str, system_message: str | None = POLICY) -> dict[str, Any]:
+    """What ``agent.dump_component().model_dump()`` writes for an AssistantAgent (autogen-agentchat 0.7)."""
+    return {"provider": "autogen_agentchat.agents.AssistantAgent", "component_type": "agent", "version": 1,
+            "component_version": 2, "description": "An agent that provides assistance with tool use.",
+            "label": "AssistantAgent", "config": {
+                "name": name, "model_client": {"provider": "autogen_ext.models.openai.OpenAIChatCompletionClient",
+                                               "component_type": "model", "config": {"model": "gpt-4o"}},
+                "tools": [], "handoffs": [], "model_context": None, "memory": None,
+                "description": "An agent that provides assistance with tool use.",
+                "system_message": system_message, "model_client_stream": False, "reflect_on_tool_use": True,
+                "tool_call_summary_format": "{result}", "max_tool_iterations": 1, "metadata": {}}}
+
+
+def test_the_system_message_is_read_from_the_config_saved_beside_the_states(tmp_path):
+    """save_state() holds the model context only: the agent's system_message (its policy) is in its declarative
+    config, dump_component(), which a folder's reader left unread beside the states, so a priority or group only the
+    system message names was untraceable. It is now the policy of each state the config's agent saved, by the
+    agent's name (a team's config: each participant's); without a config nothing changes."""
+    states = write_folder(tmp_path / "states", 9, 0)
+    plain, before = events(states)
+    (states / "helpdesk-agent.json").write_text(json.dumps(component("helpdesk")))
+    read, report = events(states)
+    assert before.outcomes["policy"] == 0 and report.outcomes["policy"] > 0, report.outcomes
+    assert report.outcomes["untraceable"] < before.outcomes["untraceable"]
+    assert report.conversations == before.conversations == 9  # the config is no conversation
+    assert [e["text"] for e in read] == [e["text"] for e in plain]  # the policy is no event
+    teams = write_folder(tmp_path / "teams", 9, 0, team=True)
+    team = {"provider": "autogen_agentchat.teams.RoundRobinGroupChat", "component_type": "team", "version": 1,
+            "component_version": 1, "label": "RoundRobinGroupChat",
+            "config": {"participants": [component("triage", "Route tickets."), component("helpdesk")],
+                       "termination_condition": None, "max_turns": None, "emit_team_events": False}}
+    (teams / "team.json").write_text(json.dumps(team))
+    _, by_team = events(teams)
+    assert by_team.outcomes == report.outcomes
+    (teams / "team.json").write_text(json.dumps({**team, "config": {**team["config"], "participants": [
+        component("triage")]}}))  # another agent's system message is not this one's
+    _, other = events(teams)
+    assert other.outcomes == before.outcomes
+
+
+def test_a_society_of_mind_agents_inner_team_is_read(tmp_path):
+    """A SocietyOfMindAgent's save_state() (SocietyOfMindAgentState) holds its inner team's in inner_team_state: the
+    assistants who made the calls. Alone it was no saved state ("expected ... a conversation"), and as a participant
+    of an outer team "a TeamState whose agent_states hold no AssistantAgentState". Its inner team's contexts are now
+    read as a team's are, named by the path of participants to each; its own model context (the outer chat and its
+    summaries, no calls) is not."""
+    _, messages = conversations(1, 2)[0]
+    (tmp_path / "agent.json").write_text(json.dumps(agent_state(messages)))
+    agent, _ = events(tmp_path / "agent.json")
+    outer_chat = {"messages": [{"content": "Please help Priya.", "source": "user", "type": "UserMessage"}]}
+    society = {"type": "SocietyOfMindAgentState", "version": "1.0.0", "inner_team_state": team_state(messages),
+               "model_context_state": outer_chat}
+    (tmp_path / "society.json").write_text(json.dumps(society))
+    alone, _ = events(tmp_path / "society.json")
+    assert [{**e, "episode_id": "x"} for e in alone] == [{**e, "episode_id": "x"} for e in agent] and agent
+    outer = {"type": "TeamState", "version": "1.0.0", "agent_states": {
+        "support": {"type": "ChatAgentContainerState", "version": "1.0.0", "agent_state": society,
+                    "message_buffer": []},
+        "reviewer": {"type": "ChatAgentContainerState", "version": "1.0.0",
+                     "agent_state": agent_state(messages), "message_buffer": []},
+        "RoundRobinGroupChatManager": {"type": "RoundRobinManagerState", "version": "1.0.0", "message_thread": [],
+                                       "current_turn": 0, "next_speaker_index": 0}}}
+    (tmp_path / "outer.json").write_text(json.dumps(outer))
+    both, report = events(tmp_path / "outer.json")
+    assert report.conversations == 2
+    assert {e["episode_id"] for e in both} == {"outer_support_helpdesk", "outer_reviewer"}
+    (tmp_path / "states").mkdir()
+    (tmp_path / "states" / "s.json").write_text(json.dumps(society))  # a folder of them: a saved state each
+    folder, _ = events(tmp_path / "states")
+    assert [e["text"] for e in folder] == [e["text"] for e in agent]
+    outer["agent_states"]["reviewer"]["agent_state"] = agent_state([])  # an assistant that never spoke: none
+    (tmp_path / "outer.json").write_text(json.dumps(outer))
+    assert {e["episode_id"] for e in events(tmp_path / "outer.json")[0]} == {"outer"}  # one context: the file
+    (tmp_path / "reset.json").write_text(json.dumps({**society, "inner_team_state": team_state([])}))
+    with pytest.raises(TranscriptFormatError, match=r"reset\.json: a SocietyOfMindAgentState whose assistants' "
+                                                    r"model contexts are all empty.*TaskResult\.messages"):
+        events(tmp_path / "reset.json")  # saved between runs: AutoGen resets the inner team after each

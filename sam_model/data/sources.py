@@ -427,7 +427,13 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (in chronological order): ...", which AutoGen's Memory adds each run) is counted, not read as the policy: an id
 # the user said and a memory restated was common knowledge, unlabelled, and the run's messages (a MemoryQueryEvent,
 # counted) gave other events. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 143
+# 144: AutoGen saved states: the agent's system_message, which save_state() leaves out, is read from the
+# declarative config (dump_component()) saved beside the states in their folder, by the agent's name (a team's
+# config: each participant's), as each context's policy; before, the config was skipped and a value only the system
+# message said was untraceable. A SocietyOfMindAgentState (alone or a team participant's) is read by its inner
+# team's assistants' contexts (before: refused), and a team's empty context is no conversation. States without a
+# config beside them, and examples/logs, convert byte for byte.
+CONVERSION_VERSION = 144
 
 
 @dataclass(frozen=True)

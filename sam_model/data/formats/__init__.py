@@ -118,8 +118,9 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("autogen", "AutoGen messages (Microsoft autogen-agentchat: save_state()'s model context, UserMessage, "
            "AssistantMessage of FunctionCalls, FunctionExecutionResultMessage; or run()'s TaskResult messages)",
            'one conversation a .json file '
-           'holding await agent.save_state() (an AssistantAgentState; a team\'s TeamState: each assistant\'s), or a '
-           'folder of them; or a .jsonl of {"id", "messages": state["llm_context"]["messages"]} lines, or of '
+           'holding await agent.save_state() (an AssistantAgentState; a team\'s TeamState or a SocietyOfMindAgent\'s '
+           'state: each assistant\'s, at any depth), or a folder of them (beside them the agent\'s or team\'s '
+           'dump_component() .json: its system_message the policy); or a .jsonl of {"id", "messages": state["llm_context"]["messages"]} lines, or of '
            '{"id", "messages"} lines of the runs\' TaskResult.messages (TextMessage, ToolCallRequestEvent, ...)',
            autogen.to_chat, autogen.sniff),
 )}

@@ -7,10 +7,21 @@ the user, or in a team the participant whose message it passes on), ``AssistantM
 words, or a list of ``FunctionCall`` ``{"id", "arguments", "name"}``, the arguments JSON text; ``thought`` the
 words or reasoning beside the calls; ``source``) and ``FunctionExecutionResultMessage`` (``content`` a list of
 ``{"content", "name", "call_id", "is_error"}``, one a call, ``is_error`` flagging a failed one). The agent's
-``system_message`` is not in the state (the agent keeps it apart from its model context), so no policy is read
-unless the context holds a ``SystemMessage``. A team's ``save_state()`` (``TeamState``) holds each participant's
-state in ``agent_states`` (a ``ChatAgentContainerState``'s ``agent_state``): each assistant's model context is a
-conversation of its own (its view: the others' words reach it as user messages), the manager's thread is not read.
+``system_message`` is not in the state (the agent keeps it apart from its model context and puts it before the
+context at each model call): AutoGen saves it in the agent's declarative config, ``agent.dump_component()``
+(``{"provider": "autogen_agentchat.agents.AssistantAgent", "component_type": "agent", "config": {"name",
+"system_message", ...}}``; a team's lists its participants' in ``config.participants``, a SocietyOfMindAgent's its
+inner team's in ``config.team``), which :func:`system_messages` reads by agent name: a folder's states are read
+with the config saved beside them (:func:`is_config`), each context's agent's ``system_message`` its policy. A state
+read without one has no policy unless its context holds a ``SystemMessage`` (a value only the system message said
+is then untraceable). A team's ``save_state()`` (``TeamState``) holds each participant's state in ``agent_states``
+(a ``ChatAgentContainerState``'s ``agent_state``): each assistant's model context is a conversation of its own (its
+view: the others' words reach it as user messages), the manager's thread is not read. A ``SocietyOfMindAgent``'s
+(``SocietyOfMindAgentState``, alone or a participant's) holds its inner team's in ``inner_team_state``, whose
+assistants' contexts are read as a team's are, at any depth (a team a participant of a team, too); its own
+``model_context_state`` (the outer chat as it saw it, and its summaries: no calls) is not read. AutoGen resets the
+inner team after each of its runs, so a state saved between runs holds its assistants' contexts empty: no
+conversation.
 An agent given ``memory`` adds what it retrieved to its context each run as a ``SystemMessage`` ("Relevant memory
 content (in chronological order): 1. ..."): counted, not read as the policy (the values in it are the episode's, not
 common knowledge), as the ``MemoryQueryEvent`` a run yields of it is.
@@ -53,6 +64,7 @@ STRUCTURED = "StructuredMessage["  # an agent's output_content_type answer: its 
 # how AutoGen's Memory (ListMemory, autogen-ext's) adds what it retrieved to the model context, a SystemMessage a run
 MEMORY = "Relevant memory content"
 AGENT, TEAM, CONTAINER = "AssistantAgentState", "TeamState", "ChatAgentContainerState"
+SOCIETY = "SocietyOfMindAgentState"  # a SocietyOfMindAgent's: its inner team's state in inner_team_state
 UNNAMED = ("an AutoGen save_state() written as a line without a conversation id: write each conversation's as "
            "{\"id\": CONVERSATION_ID, \"messages\": state[\"llm_context\"][\"messages\"]} a line, or each state to "
            "a .json file of its own, named by the conversation (json.dump(await agent.save_state(), f))")
@@ -78,9 +90,39 @@ def is_call(c: Any) -> bool:
 
 def is_state(doc: Any) -> bool:
     """What ``save_state()`` returns: an AssistantAgent's state (one without its ``llm_context`` too, refused by
-    :func:`contexts` naming the field, not as no conversation of any format) or a team's."""
+    :func:`contexts` naming the field, not as no conversation of any format), a team's or a SocietyOfMindAgent's."""
     return isinstance(doc, Mapping) and (
-        doc.get("type") == AGENT or (doc.get("type") == TEAM and isinstance(doc.get("agent_states"), Mapping)))
+        doc.get("type") == AGENT or (doc.get("type") == TEAM and isinstance(doc.get("agent_states"), Mapping))
+        or (doc.get("type") == SOCIETY and isinstance(doc.get("inner_team_state"), Mapping)))
+
+
+def is_config(doc: Any) -> bool:
+    """An autogen_agentchat agent's or team's declarative config, as ``dump_component().model_dump()`` writes it
+    (``{"provider": "autogen_agentchat....", "component_type": "agent" | "team", "config": {...}}``): where AutoGen
+    keeps an agent's ``system_message``, which its saved state lacks."""
+    return (isinstance(doc, Mapping) and isinstance(doc.get("provider"), str)
+            and doc["provider"].startswith("autogen_agentchat.") and doc.get("component_type") in ("agent", "team")
+            and isinstance(doc.get("config"), Mapping))
+
+
+def system_messages(component: Mapping[str, Any]) -> dict[str, str]:
+    """Each agent's ``system_message`` in a declarative config (:func:`is_config`), by the agent's ``name``: an
+    agent's own, a team's participants' and a SocietyOfMindAgent's inner team's, at any depth. A name given two
+    different ones (agents of two nested teams named alike) is left out: whose context is whose cannot be told."""
+    found: dict[str, str | None] = {}
+
+    def walk(c: Any) -> None:
+        config = c.get("config") if isinstance(c, Mapping) else None
+        if not isinstance(config, Mapping):
+            return
+        name, text = config.get("name"), config.get("system_message")
+        if isinstance(name, str) and isinstance(text, str) and text.strip():
+            found[name] = text if found.get(name, text) == text else None
+        for participant in config.get("participants") or []:
+            walk(participant)
+        walk(config.get("team"))
+    walk(component)
+    return {name: text for name, text in found.items() if text is not None}
 
 
 OWN = (*TYPES[1:], *AGENTCHAT)  # the types no other format names: a SystemMessage's is a LangChain class name too
@@ -90,22 +132,48 @@ def sniff(messages: list[Any]) -> bool:
     return any(is_message(m) and m["type"] in OWN for m in messages)
 
 
-def contexts(doc: Mapping[str, Any], where: str) -> list[tuple[str, list[Any], str]]:
+def contexts(doc: Mapping[str, Any], where: str,
+             policies: Mapping[str, str] | None = None) -> list[tuple[str, list[Any], str, str]]:
     """The model contexts a saved state holds, as (participant's name, "" for an agent's own state; its messages;
-    where), each one conversation: an AssistantAgentState's, or each assistant's of a TeamState."""
-    if doc["type"] == AGENT:
-        return [("", _messages(doc, where), where)]
+    where; its agent's system message, "" where ``policies``, :func:`system_messages` of the config saved beside
+    it, names none), each one conversation: an AssistantAgentState's, or each assistant's of a TeamState, and of the
+    inner team of a SocietyOfMindAgentState (named by the path of participants to it). An agent's own state takes
+    the config's one system message (a config of one agent: its own)."""
+    policies = policies or {}
+    every = _contexts(doc, where, ())
+    # a team's assistant that never spoke, or a SocietyOfMindAgent's inner team, reset after each of its runs: empty
+    found = every if doc["type"] == AGENT else [c for c in every if c[1]]
+    if not found and every:
+        raise TranscriptFormatError(where, f"a {doc['type']} whose assistants' model contexts are all empty: nothing "
+                                           "to read (a SocietyOfMindAgent resets its inner team after each run; log "
+                                           "its runs' TaskResult.messages, which hold the inner team's, instead)")
+    if not found:
+        raise TranscriptFormatError(where, f"a {doc['type']} whose agent_states hold no AssistantAgentState (no model "
+                                           "context to read): save each assistant agent's state instead "
+                                           "(await agent.save_state())")
+    alone = next(iter(policies.values())) if len(policies) == 1 else ""
+    named = [("/".join(path), messages, at, policies.get(path[-1], "") if path else alone)
+             for path, messages, at in found]
+    return named if len(named) > 1 else [("", *named[0][1:])]
+
+
+def _contexts(doc: Mapping[str, Any], where: str, path: tuple[str, ...],
+              at: str = "") -> list[tuple[tuple[str, ...], list[Any], str]]:
+    """The model contexts of a state of any kind (an agent's, a team's, a SocietyOfMindAgent's), by the path of
+    participant names to each (``where``: the state's place; ``at``: its conversation's, its participant's)."""
+    if doc.get("type") == AGENT:
+        return [(path, _messages(doc, where), at or where)]
+    if doc.get("type") == SOCIETY and isinstance(doc.get("inner_team_state"), Mapping):
+        return _contexts(doc["inner_team_state"], f"{where}, inner_team_state", path)
+    if doc.get("type") != TEAM or not isinstance(doc.get("agent_states"), Mapping):
+        return []
     found = []
     for name, state in doc["agent_states"].items():
         inner = state.get("agent_state") if isinstance(state, Mapping) and state.get("type") == CONTAINER else None
-        if isinstance(inner, Mapping) and inner.get("type") == AGENT:
-            found.append((str(name), _messages(inner, f"{where}, agent_states.{name}.agent_state"),
-                          f"{where}, agent_states.{name}"))
-    if not found:
-        raise TranscriptFormatError(where, "a TeamState whose agent_states hold no AssistantAgentState (no model "
-                                           "context to read): save each assistant agent's state instead "
-                                           "(await agent.save_state())")
-    return found if len(found) > 1 else [("", found[0][1], found[0][2])]
+        if isinstance(inner, Mapping):
+            found += _contexts(inner, f"{where}, agent_states.{name}.agent_state", (*path, str(name)),
+                               f"{where}, agent_states.{name}")
+    return found
 
 
 def _messages(state: Mapping[str, Any], where: str) -> list[Any]:

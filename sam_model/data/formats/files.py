@@ -141,8 +141,9 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
     kinds["pydantic-ai"] = histories
     saved = [q for q in loose if not _holds_list(q) and _first_is(q, autogen.is_state)]  # save_state(), one a file
-    loose = [q for q in loose if q not in saved]
-    kinds["autogen"] = saved
+    configs = [q for q in loose if saved and not _holds_list(q) and _first_is(q, autogen.is_config)]  # their policy
+    loose = [q for q in loose if q not in saved and q not in configs]
+    kinds["autogen"] = [*saved, *configs]
     kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or histories or saved or (
         loose and headless_files(folder)) else loose
     return {kind: files for kind, files in kinds.items() if files}
@@ -543,22 +544,36 @@ def _history(p: Path, docs: list[tuple[Any, str]], name: str) -> Item:
     return Conversation(episode_id_of(name), doc, where, episode_id_of(name), "pydantic-ai")
 
 
-def _saved(p: Path, docs: list[tuple[Any, str]], name: str) -> Iterator[Item]:
+def _saved(p: Path, docs: list[tuple[Any, str]], name: str, policies: Mapping[str, str] | None = None
+           ) -> Iterator[Item]:
     """The conversations of an AutoGen ``save_state()`` written to a ``.json`` file, named by the file (a team's
     assistants each by the file and its name in ``agent_states``): such a file was refused as "expected ... a
-    conversation {"id": ..., "messages": [...]}", and a folder of them as "not an OpenHands trajectory"."""
+    conversation {"id": ..., "messages": [...]}", and a folder of them as "not an OpenHands trajectory".
+    ``policies``: each agent's system message, of the config saved beside it (:func:`_autogen_policies`)."""
     doc, where = docs[0]
     if isinstance(doc, TranscriptFormatError):
         yield doc
         return
     try:
-        found = autogen.contexts(doc, where)
+        found = autogen.contexts(doc, where, policies)
     except TranscriptFormatError as e:
         yield e
         return
-    for agent, messages, at in found:
+    for agent, messages, at, policy in found:
         episode = episode_id_of(f"{name}/{agent}" if agent else name)
-        yield Conversation(episode, messages, at, episode_id_of(name), "autogen")
+        yield Conversation(episode, messages, at, episode_id_of(name), "autogen", policy=policy)
+
+
+def _autogen_policies(configs: list[Path]) -> dict[str, str]:
+    """Each agent's system message, by name, of the AutoGen declarative configs of a folder (``dump_component()``
+    saved beside its states, autogen.is_config): the policy the states lack. Names two configs give differently
+    are left out, as one config's are (autogen.system_messages)."""
+    found: dict[str, str | None] = {}
+    for q in configs:
+        doc = next((d for d, _ in documents(q) if autogen.is_config(d)), None)
+        for agent, text in (autogen.system_messages(doc) if doc is not None else {}).items():
+            found[agent] = text if found.get(agent, text) == text else None
+    return {agent: text for agent, text in found.items() if text is not None}
 
 
 def _chained(docs: list[tuple[Any, str]], format: str | None) -> list[tuple[Any, str, tuple[str, ...]]]:
@@ -720,10 +735,14 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                 yield from _unique(iter([_history(q, list(documents(q)), name)]), seen)
                 if on_file is not None:
                     on_file(q)
-        elif kind == "autogen":  # a save_state() a file, named by its path in the folder
+        elif kind == "autogen":  # a save_state() a file, named by its path in the folder; the agents' configs
+            configs = [q for q in paths if _first_is(q, autogen.is_config)]  # (dump_component()) their policy
+            policies = _autogen_policies(configs)
             for q in paths:
+                if q in configs:
+                    continue
                 name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(".json")
-                yield from _unique(_saved(q, list(documents(q)), name), seen)
+                yield from _unique(_saved(q, list(documents(q)), name, policies), seen)
                 if on_file is not None:
                     on_file(q)
         elif kind == "gemini-cli":  # a session file each
