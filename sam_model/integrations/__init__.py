@@ -3,4 +3,6 @@
 - :mod:`sam_model.integrations.langchain` — a ``langchain_core`` retriever scoped on every Runnable path, and a
   ``VectorStore`` (``pip install 'sam_model[langchain]'``);
 - :mod:`sam_model.integrations.langgraph` — ``SAMStore``, LangGraph's long-term memory ``BaseStore``.
+- :mod:`sam_model.integrations.autogen` — ``SAMAutoGenMemory``, AutoGen's ``Memory`` protocol (an
+  ``AssistantAgent``'s ``memory=``; ``pip install autogen-agentchat``).
 """

@@ -1,0 +1,120 @@
+"""SAMAutoGenMemory: AutoGen's ``Memory`` protocol (``autogen_core.memory``) over ScopedMemory, the one SAM memory store.
+
+    pip install autogen-agentchat          # brings autogen-core; this module imports it, nothing in the core does
+
+    memory = SAMAutoGenMemory(ScopedMemory(SAMRetriever.from_pretrained("sam-general")), user_id="mia")
+    agent = AssistantAgent("helpdesk", model_client, memory=[memory])   # AutoGen calls update_context each run
+    await memory.add(MemoryContent(content="Mia's laptop is CT-487926", mime_type=MemoryMimeType.TEXT))
+    (await memory.query("which laptop?")).results                      # MemoryContent, best first
+
+The memory's scopes (``user_id``, ``agent_id``, ``run_id``, at least one: a search without any is refused, as
+ScopedMemory refuses it) are fixed when it is made, so one agent's memory never reads another user's. What each
+method does, as AutoGen's own memories (ListMemory, autogen-ext's) do it:
+
+- ``add(content)``: a text (``text/plain``, ``text/markdown``) or JSON (``application/json``: a dict, stored as its
+  JSON text) memory, written to the scopes as one message (ScopedMemory.add of a string), ``metadata`` kept (with
+  the MIME type) for ``query``; an image or bytes is refused in one line (SAM stores text);
+- ``query(query, k=...)``: the ``k`` best memories of the scopes for the text (a plain content search, as
+  ScopedMemory.search ranks words), each a ``MemoryContent`` of its text, MIME type and metadata, with its ``id``,
+  ``score`` and ``created_at`` in ``metadata``;
+- ``update_context(model_context)``: queries by the context's last message's text and adds what it found, in the
+  order it was added, as one ``SystemMessage`` headed "Relevant memory content (in chronological order):", as
+  ListMemory does, so the agent's
+  saved state reads as AutoGen's (the ``autogen`` reader counts that message, not the policy); returns them;
+- ``clear()``: deletes the scopes' memories; ``close()``: nothing to release (the store is the caller's).
+
+The store calls run in a worker thread (``asyncio.to_thread``): ScopedMemory holds its own lock, and an agent's
+event loop is not blocked by an encoder's forward pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any
+
+try:
+    from autogen_core.memory import (
+        Memory,
+        MemoryContent,
+        MemoryMimeType,
+        MemoryQueryResult,
+        UpdateContextResult,
+    )
+    from autogen_core.models import SystemMessage
+except ImportError as exc:  # an optional integration: said in one line, not a traceback into autogen's imports
+    raise ImportError(f"sam_model.integrations.autogen needs autogen-core ({exc}): pip install autogen-agentchat "
+                      "(which brings it), or use ScopedMemory directly") from None
+
+from sam_model.memory import ScopedMemory
+
+HEADER = "\nRelevant memory content (in chronological order):\n"  # ListMemory's: what the autogen reader counts
+TEXT_TYPES = ("text/plain", "text/markdown", "application/json")
+
+
+def _mime(content: Any) -> str:
+    """A MemoryContent's MIME type as a string (AutoGen takes the enum or its value)."""
+    mime = content.mime_type
+    return str(mime.value if isinstance(mime, MemoryMimeType) else mime)
+
+
+def _text(content: Any) -> str:
+    """What of a MemoryContent is stored: its text, or a JSON dict's text; anything else refused in one line."""
+    mime, value = _mime(content), content.content
+    if mime not in TEXT_TYPES:
+        raise ValueError(f"SAMAutoGenMemory.add: mime_type {mime!r} is not stored (SAM stores text): give text/plain, "
+                         "text/markdown or application/json content")
+    if mime == "application/json" and isinstance(value, Mapping):
+        return json.dumps(value, ensure_ascii=False)
+    if not isinstance(value, str):
+        raise ValueError(f"SAMAutoGenMemory.add: content is {type(value).__name__}, expected a string for {mime} (or a "
+                         "dict for application/json)")
+    return value
+
+
+class SAMAutoGenMemory(Memory):
+    """AutoGen's Memory over a ScopedMemory, every call in the scopes given here (see the module doc)."""
+
+    component_type = "memory"
+
+    def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
+                 run_id: str | None = None, k: int = 5) -> None:
+        scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        if not any(scopes.values()):
+            raise ValueError("SAMAutoGenMemory needs a scope (user_id, agent_id or run_id): a memory of no scope would "
+                             "search every user's")
+        self.memory, self.scopes, self.k = memory, scopes, k
+
+    async def add(self, content: Any, cancellation_token: Any = None) -> None:
+        text = _text(content)
+        metadata = {**(content.metadata or {}), "mime_type": _mime(content)}
+        await asyncio.to_thread(self.memory.add, text, metadata=metadata, **self.scopes)
+
+    async def query(self, query: Any = "", cancellation_token: Any = None, **kwargs: Any) -> Any:
+        text = query if isinstance(query, str) else _text(query)
+        found = await asyncio.to_thread(self.memory.search, text, limit=kwargs.get("k", self.k), **self.scopes)
+        results = []
+        for hit in found["results"]:
+            metadata = dict(hit.get("metadata") or {})
+            mime = metadata.pop("mime_type", "text/plain")
+            results.append(MemoryContent(content=hit["memory"], mime_type=mime,
+                                         metadata={**metadata, "id": hit["id"], "score": hit["score"],
+                                                   "created_at": hit["created_at"]}))
+        return MemoryQueryResult(results=results)
+
+    async def update_context(self, model_context: Any) -> Any:
+        messages = await model_context.get_messages()
+        last = messages[-1].content if messages else ""
+        found = await self.query(last if isinstance(last, str) else "")
+        if found.results:  # in the order they were added, as the header says (and ListMemory lists them)
+            ordered = sorted(found.results, key=lambda m: m.metadata["created_at"])
+            said = "\n".join(f"{i}. {m.content}" for i, m in enumerate(ordered, start=1))
+            await model_context.add_message(SystemMessage(content=f"{HEADER}{said}\n"))
+        return UpdateContextResult(memories=found)
+
+    async def clear(self) -> None:
+        await asyncio.to_thread(self.memory.delete_all, **self.scopes)
+
+    async def close(self) -> None:
+        return None

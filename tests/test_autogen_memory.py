@@ -1,0 +1,150 @@
+"""SAMAutoGenMemory, AutoGen's Memory protocol (autogen_core.memory) over ScopedMemory: what an AssistantAgent given
+``memory=[SAMAutoGenMemory(...)]`` calls. autogen-core is no dependency: where it is not installed, a minimal fake of the
+protocol's types (their fields as autogen_core 0.7 has them) stands in, so the adapter's own logic is checked."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import enum
+import importlib
+import subprocess
+import sys
+import types
+from abc import ABC, abstractmethod
+from typing import Any
+
+import pytest
+
+from sam_model.data.formats import autogen as reader
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+
+def _fake_autogen_core() -> dict[str, types.ModuleType]:
+    """autogen_core.memory's and .models' types as the adapter uses them."""
+    memory, models, core = (types.ModuleType(n) for n in ("autogen_core.memory", "autogen_core.models", "autogen_core"))
+
+    class MemoryMimeType(enum.Enum):
+        TEXT, JSON, MARKDOWN = "text/plain", "application/json", "text/markdown"
+        IMAGE, BINARY = "image/*", "application/octet-stream"
+
+    @dataclasses.dataclass
+    class MemoryContent:
+        content: Any
+        mime_type: Any = MemoryMimeType.TEXT
+        metadata: dict | None = None
+
+    @dataclasses.dataclass
+    class MemoryQueryResult:
+        results: list
+
+    @dataclasses.dataclass
+    class UpdateContextResult:
+        memories: MemoryQueryResult
+
+    class Memory(ABC):
+        @abstractmethod
+        async def update_context(self, model_context): ...
+
+        @abstractmethod
+        async def query(self, query, cancellation_token=None, **kwargs): ...
+
+        @abstractmethod
+        async def add(self, content, cancellation_token=None): ...
+
+        @abstractmethod
+        async def clear(self): ...
+
+        @abstractmethod
+        async def close(self): ...
+
+    @dataclasses.dataclass
+    class SystemMessage:
+        content: str
+        type: str = "SystemMessage"
+
+    memory.Memory, memory.MemoryContent, memory.MemoryMimeType = Memory, MemoryContent, MemoryMimeType
+    memory.MemoryQueryResult, memory.UpdateContextResult = MemoryQueryResult, UpdateContextResult
+    models.SystemMessage = SystemMessage
+    core.memory, core.models = memory, models
+    return {"autogen_core": core, "autogen_core.memory": memory, "autogen_core.models": models}
+
+
+@pytest.fixture
+def adapter(monkeypatch):
+    """sam_model.integrations.autogen, over the real autogen-core where installed, else over the fake."""
+    try:
+        importlib.import_module("autogen_core.memory")
+    except ImportError:
+        for name, module in _fake_autogen_core().items():
+            monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.delitem(sys.modules, "sam_model.integrations.autogen", raising=False)
+    yield importlib.import_module("sam_model.integrations.autogen")
+    sys.modules.pop("sam_model.integrations.autogen", None)
+
+
+class Context:
+    """A ChatCompletionContext's two methods update_context uses."""
+
+    def __init__(self, messages: list) -> None:
+        self.messages = messages
+
+    async def get_messages(self) -> list:
+        return list(self.messages)
+
+    async def add_message(self, message: Any) -> None:
+        self.messages.append(message)
+
+
+def test_add_query_update_context_and_clear_keep_to_the_memorys_scopes(adapter):
+    from autogen_core.memory import MemoryContent, MemoryMimeType
+    from autogen_core.models import SystemMessage
+
+    store = ScopedMemory(HashingEncoder(16))
+    mia, ola = adapter.SAMAutoGenMemory(store, user_id="mia"), adapter.SAMAutoGenMemory(store, user_id="ola")
+
+    async def run() -> None:
+        await mia.add(MemoryContent(content="Mia's laptop is CT-487926", mime_type=MemoryMimeType.TEXT,
+                                    metadata={"topic": "devices"}))
+        await mia.add(MemoryContent(content={"manager": "m.chen"}, mime_type=MemoryMimeType.JSON))
+        await ola.add(MemoryContent(content="Ola's laptop is CT-100200", mime_type="text/plain"))
+        found = (await mia.query("which laptop does Mia have?")).results
+        assert [m.content for m in found][0] == "Mia's laptop is CT-487926"
+        assert all("CT-100200" not in str(m.content) for m in found)  # another user's memory never comes back
+        assert found[0].metadata["topic"] == "devices" and found[0].metadata["id"].startswith("mia#")
+        assert {str(getattr(m.mime_type, "value", m.mime_type)) for m in found} == {"text/plain", "application/json"}
+        context = Context([SystemMessage(content="You are the helpdesk.")])
+        context.messages.append(types.SimpleNamespace(content="My laptop will not boot", type="UserMessage"))
+        result = await mia.update_context(context)
+        added = context.messages[-1]
+        assert isinstance(added, SystemMessage)  # in the order they were added, as its header says
+        assert "1. Mia's laptop is CT-487926\n2. {\"manager\": \"m.chen\"}" in added.content
+        assert sorted(map(str, (m.content for m in result.memories.results))) == sorted(map(str, (
+            m.content for m in found)))  # what it added, each once
+        chat = reader.to_chat([{"type": "SystemMessage", "content": added.content}], "saved state")
+        assert chat.messages == [] and chat.ignored["memory"] == 1  # its saved state reads as ListMemory's
+        await mia.clear()
+        assert (await mia.query("laptop")).results == []
+        assert [m.content for m in (await ola.query("laptop")).results] == ["Ola's laptop is CT-100200"]
+        with pytest.raises(ValueError, match=r"mime_type 'image/\*' is not stored"):
+            await mia.add(MemoryContent(content=b"\x89PNG", mime_type=MemoryMimeType.IMAGE))
+        await mia.close()
+
+    asyncio.run(run())
+    with pytest.raises(ValueError, match="needs a scope"):
+        adapter.SAMAutoGenMemory(store)
+
+
+def test_without_autogen_the_import_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "autogen_core.memory", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, "sam_model.integrations.autogen", raising=False)
+    with pytest.raises(ImportError, match="pip install autogen-agentchat"):
+        importlib.import_module("sam_model.integrations.autogen")
+    sys.modules.pop("sam_model.integrations.autogen", None)
+
+
+def test_the_core_package_never_imports_autogen():
+    code = ("import sys, sam_model, sam_model.memory, sam_model.data.formats.files, sam_model.integrations; "
+            "print(sorted(m for m in sys.modules if m.startswith(('autogen', 'sam_model.integrations.autogen'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
