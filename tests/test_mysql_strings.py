@@ -89,3 +89,20 @@ def test_a_name_a_postgresql_query_compares_to_labels_no_schema_listing():
     decision = events[3]
     assert decision["meta"]["needed"] == {"query": ["ann"], "database": ["blog_pg"]}
     assert decision["useful_memory_steps"] == [0]
+
+
+def test_a_name_written_before_its_column_in_a_mysql_query_is_traced_to_the_user():
+    """MySQL's "Alice" = name (a value written before its column) is shaped as PL/pgSQL's "Email" = email, so it
+    reads as a name; but a query that writes its other strings in double quotes where only a value stands (AND
+    city = "Paris") is MySQL's: until 2026-12-07 every double-quoted token of it was a name, Paris too, and the
+    customer the user named labelled nothing."""
+    events = convert([
+        {"role": "user", "content": "does Alice still live in Paris? the db is crm_mysql"},
+        sql("m0", "SHOW TABLES", "crm_mysql"),
+        {"role": "tool", "tool_call_id": "m0", "content": "Tables_in_crm_mysql\ncustomers\norders"},
+        sql("m1", 'SELECT id, name, city FROM customers WHERE "Alice" = name AND city = "Paris" '
+                  'ORDER BY created_at DESC LIMIT 5', "crm_mysql"),
+    ])
+    decision = next(e for e in events if "query" in e.get("meta", {}).get("needed", {}))
+    assert decision["meta"]["needed"] == {"query": ["alice", "paris"], "database": ["crm_mysql"]}
+    assert decision["useful_memory_steps"] == [0]

@@ -16,7 +16,13 @@ from sam_model.data.sqlwords import sql_literals
     ('SELECT * FROM users WHERE "Email" = email AND "user_password" = password__', None),
     ('SELECT * FROM posts p JOIN users u ON "authorId" = u.id WHERE u.id = 5', [5]),
     ("SELECT title FROM docs WHERE \"contentId\" = id AND lang = 'en'", ["en"]),
-    ('SELECT * FROM users WHERE "Alice" = name AND city = "Paris"', None),  # the price: names, as before 119
+    ('SELECT * FROM users WHERE "Alice" = name AND "Bob" = other', None),  # the price: names, as before 119
+    ('SELECT * FROM users WHERE "Alice" = name', None),
+    ('SELECT * FROM "users" WHERE "Alice" = name AND city = "Paris"', None),  # FROM "users": names
+    # a query writing its strings in double quotes where only a value stands (= "Paris", as it reads alone):
+    # MySQL's, so "Alice" = name is its string too (all names until 2026-12-07, Paris too)
+    ('SELECT * FROM users WHERE "Alice" = name AND city = "Paris"', ["Alice", "Paris"]),
+    ('SELECT * FROM users WHERE "Alice" = name AND city LIKE "%Par%"', ["Alice", "Par"]),
 ])
 def test_a_quoted_name_compared_to_a_bare_column_stays_a_name(query, literals):
     """119 read a double-quoted token compared to a bare column after it as a MySQL string, for "Alice" = name: but

@@ -433,7 +433,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # message said was untraceable. A SocietyOfMindAgentState (alone or a team participant's) is read by its inner
 # team's assistants' contexts (before: refused), and a team's empty context is no conversation. States without a
 # config beside them, and examples/logs, convert byte for byte.
-CONVERSION_VERSION = 144
+# 145: a SQL query's double-quoted token shaped as a name and compared to a bare column after it ("Alice" = name) is a
+# string, as MySQL reads it, where the query writes a string in double quotes where only a value stands (AND city =
+# "Paris", which was read as a string wherever no name is quoted): 121 read every double-quoted token of such a query
+# as a name, Paris too (sqlwords._quoting). Alone, or beside a quoted name, it stays a name (PL/pgSQL's "Email" =
+# email). No trained domain has a SQL tool; examples/logs convert byte for byte.
+CONVERSION_VERSION = 145
 
 
 @dataclass(frozen=True)

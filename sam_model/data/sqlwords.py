@@ -16,8 +16,10 @@ token is a string where only a value may stand, as MySQL reads ``WHERE name = "A
 operator, LIKE, a BETWEEN or its AND, in an IN list or a VALUES row, no part of a qualified name), and a quoted
 identifier anywhere else (after FROM, JOIN or INTO, in a SELECT's columns, before an operator, ``t."status"``), as
 ANSI SQL and PostgreSQL read it (:func:`_double_quoted_string`), as is every double-quoted token of a query that
-quotes a name so in such a place (:func:`_quotes_names`: ``WHERE "createdAt" > "updatedAt"``); before a comparison with
-a bare column it is a string (``WHERE "Alice" = name``, MySQL's comparison the other way round). A ``LIKE`` /
+quotes a name so in such a place (:func:`_quoting`: ``WHERE "createdAt" > "updatedAt"``); before a comparison with
+a bare column it is a string where no name is shaped as it (``WHERE "alice@x.com" = email``, MySQL's comparison the
+other way round), and one shaped as a name (``"Alice" = name``, PL/pgSQL's ``"Email" = email``) is a string only in a
+query that writes a string in double quotes where only a value stands (``AND city = "Paris"``), else a name. A ``LIKE`` /
 ``ILIKE`` pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
 setting); a word a status-like column is compared to (``state = 'ready'``, ``order_status IN ('failed')``) is the
@@ -106,7 +108,9 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
     last = ""  # the last token: a keyword-like word (lower case), an operator's or a parenthesis' character
     level, lists = 0, set()  # how deep in parentheses; the levels of IN (...) lists
     between = False  # a BETWEEN's AND is to come: the literal after it is a value
-    ansi = '"' in text and _quotes_names(text)  # its double quotes are names wherever they stand
+    quoting = _quoting(text) if '"' in text else ""
+    ansi = quoting == NAMES  # its double quotes are names wherever they stand
+    mysql = quoting == STRINGS  # its double quotes are strings, "Alice" = name too
 
     def take(value: str, at: int) -> None:  # a string literal ending before ``at``, unless a pattern's or the schema's
         value = value.strip("%") if previous in PATTERN_KEYWORDS else value
@@ -127,7 +131,7 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
                 return None
             i = end + 2
         elif c == "'" or c == '"' and not ansi and _double_quoted_string(text, i, last, between, level in lists
-                                                                          or rows >= 0 and depth >= 1):
+                                                                          or rows >= 0 and depth >= 1, mysql):
             value, i = _string(text, i, backslash, c)
             if value is None:
                 return None
@@ -186,18 +190,19 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
 _VALUE_AFTER = frozenset({"=", "<", ">", "like", "ilike", "regexp", "rlike", "between"})
 
 
-def _double_quoted_string(text: str, i: int, last: str, between: bool, listed: bool) -> bool:
+def _double_quoted_string(text: str, i: int, last: str, between: bool, listed: bool, mysql: bool = False) -> bool:
     """Whether the ``"`` at ``i`` opens a string, as MySQL reads ``WHERE name = "Alice"`` (without ANSI_QUOTES), not a
     quoted identifier, as ANSI SQL and PostgreSQL read it: where it stands where only a value may, after a
     comparison's operator or a pattern's keyword (:data:`_VALUE_AFTER`; ``>= "2024-01-01"``, ``LIKE "%acme%"``),
     after a BETWEEN's AND, or as an item of an IN list or a VALUES row (``listed``, after its ``(`` or a ``,``), and
     is no part of a qualified name (``t."status"``, ``"t"."col"``, a join's ``= c."id"``). Anywhere else, after
     FROM, JOIN or INTO, in a SELECT's columns, before an operator (``"status" = 'open'``), it is a name, as before;
-    and so is every double-quoted token of a query that quotes a name so elsewhere (:func:`_quotes_names`: PostgreSQL's
+    and so is every double-quoted token of a query that quotes a name so elsewhere (:func:`_quoting`: PostgreSQL's
     ``WHERE "a" = "b"``, its ``"a"`` a name before an operator). Before a comparison with a bare column a token no
     name is shaped as is a string (:func:`_value_before_column`: ``"alice@example.com" = email``, MySQL's comparison
     written the other way round), which had made the query's strings names; one shaped as a name stays a name
-    (``ON "userId" = u.id``)."""
+    (``ON "userId" = u.id``), but in a query that writes its strings in double quotes (``mysql``, :func:`_quoting`:
+    ``"Alice" = name AND city = "Paris"``)."""
     if i > 0 and text[i - 1] == ".":
         return False
     end = text.find('"', i + 1)
@@ -206,7 +211,7 @@ def _double_quoted_string(text: str, i: int, last: str, between: bool, listed: b
     if end >= 0 and text.startswith(".", end + 1):
         return False
     return last in _VALUE_AFTER or last == "and" and between or last in ("(", ",") and listed or (
-        end >= 0 and _value_before_column(text[i + 1:end], text, end + 1))
+        end >= 0 and _value_before_column(text[i + 1:end], text, end + 1, mysql))
 
 
 # a comparison's operator and a bare column after it (name, c.name; no function's call, no qualified name's first
@@ -223,15 +228,16 @@ _VALUE_WORDS = frozenset({"null", "true", "false", "default", "current_date", "c
 _NAME_SHAPED = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
 
-def _value_before_column(token: str, text: str, at: int) -> bool:
+def _value_before_column(token: str, text: str, at: int, mysql: bool = False) -> bool:
     """Whether the double-quoted ``token``, ending before ``at``, is a MySQL value written before the column it is
     compared to (``"alice@example.com" = email``, ``"2024-01-15" <= created_at``, ``"Alice Smith" = name``): a token
     no name is shaped as (:data:`_NAME_SHAPED`), before a comparison with a bare column (:func:`_compared_to_column`).
     One shaped as a name is a PostgreSQL name there (``ON "userId" = u.id``, PL/pgSQL's ``WHERE "Email" = email``,
     ``WHERE "contentId" = id``: queries written so are common, a MySQL value written first rare), as before 119,
     which read each as a literal (a name, traced to any output saying it). The price: MySQL's ``"Alice" = name``
-    reads its query's double-quoted tokens as names, as before 119."""
-    return _NAME_SHAPED.fullmatch(token) is None and _compared_to_column(text, at)
+    reads its query's double-quoted tokens as names, as before 119, unless the query writes a string in double
+    quotes where only a value stands (``mysql``, :func:`_quoting`: ``AND city = "Paris"``)."""
+    return (mysql or _NAME_SHAPED.fullmatch(token) is None) and _compared_to_column(text, at)
 
 
 def _compared_to_column(text: str, at: int) -> bool:
@@ -256,19 +262,37 @@ _NAME_AFTER = re.compile(r"\s*(?:\.|::|=|<|>|!=|(?:is|not|like|ilike)\b|in\b(?!\
 _JSON_PATH_BEFORE = re.compile(r"->>?\s*$")
 
 
-def _quotes_names(text: str) -> bool:
-    """Whether ``text`` double-quotes a name where no string may stand (``FROM "orders"``, ``"createdAt" >``,
-    ``t."id"``, ``"status"::text``): a query written so reads ``"..."`` as ANSI SQL and PostgreSQL do, as names, even
-    where a value may stand (``WHERE "createdAt" > "updatedAt"``, ``ON "authorId" = "id"``, ``SET "total" =
-    "subtotal"``: the second name had been read as a MySQL string, a literal ``id`` traced to any output saying id).
-    A MySQL query whose double quotes are strings quotes its names bare or with backticks."""
+NAMES, STRINGS = "names", "strings"  # how a query's double quotes read: ANSI's names, MySQL's strings
+# a double-quoted token where only a value stands: after a comparison's operator or a pattern's keyword
+_STRING_BEFORE = re.compile(r"(?:[=<>]|\b(?:like|ilike|regexp|rlike)\b)\s*$", re.IGNORECASE)
+
+
+def _quoting(text: str) -> str:
+    """How ``text``'s double quotes read: :data:`NAMES` where it double-quotes a name where no string may stand
+    (``FROM "orders"``, ``"createdAt" >``, ``t."id"``, ``"status"::text``): a query written so reads ``"..."`` as
+    ANSI SQL and PostgreSQL do, as names, even where a value may stand (``WHERE "createdAt" > "updatedAt"``, ``ON
+    "authorId" = "id"``, ``SET "total" = "subtotal"``: the second name had been read as a MySQL string, a literal
+    ``id`` traced to any output saying id). A MySQL query whose double quotes are strings quotes its names bare or
+    with backticks. A token shaped as a name compared to a bare column (``"Alice" = name``, PL/pgSQL's ``"Email" =
+    email``) is either; it reads as a name (:data:`NAMES`), as it did, unless the query writes a string in double
+    quotes where only a value stands (``AND city = "Paris"``, which this reader reads as MySQL's string wherever no
+    name is quoted), then as a string too (:data:`STRINGS`): such a query read every double-quoted token as a name,
+    ``Paris`` as well, and ``Alice``, which the user said, was traced to nothing. Else "": each token by its place
+    (:func:`_double_quoted_string`)."""
+    either = strings = False
     for m in _SKIPPED_OR_DOUBLE.finditer(text):
         before = text[max(0, m.start() - 24):m.start()]  # a few characters: linear in a long INSERT's strings
-        if m.group(1) is not None and (_NAME_BEFORE.search(before) or _NAME_AFTER.match(text, m.end())
-                                       and not _value_before_column(m.group(1), text, m.end())) \
-                and not _JSON_PATH_BEFORE.search(before):  # "a@b.com" = email: a MySQL string, no name (see above)
-            return True
-    return False
+        if m.group(1) is None or _JSON_PATH_BEFORE.search(before):
+            continue
+        if _NAME_BEFORE.search(before):
+            return NAMES
+        if _NAME_AFTER.match(text, m.end()):
+            if not _compared_to_column(text, m.end()):
+                return NAMES
+            either = either or _NAME_SHAPED.fullmatch(m.group(1)) is not None  # else "a@b.com" = email: a string
+        elif _STRING_BEFORE.search(before):
+            strings = True
+    return (STRINGS if strings else NAMES) if either else ""
 
 
 def _is_enum(column: str, value: str) -> bool:
