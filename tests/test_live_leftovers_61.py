@@ -54,21 +54,6 @@ def test_a_gemini_chunk_of_whitespace_joins_the_words_as_the_importer_joins_it(t
     assert stored(memory) == want
 
 
-def test_a_gemini_chunk_of_whitespace_that_opens_a_turn_is_still_refused():
-    """Guard (passes before): alone, as the first of the model's contents (or after its call alone), the chunk
-    would be a blank memory, which the store refuses: it is refused as before, in one line, and the scope is
-    as it was."""
-    memory = ScopedMemory(HashingEncoder(16))
-    memory.add([STREAM[0]], user_id="t", run_id="r")
-    for then in (CALL, None):
-        before = stored(memory)
-        with pytest.raises(ValueError, match=r"content 0\.content is only whitespace") as err:
-            memory.add([text("model", " \n ")], user_id="t", run_id="r")
-        assert "\n" not in str(err.value) and stored(memory) == before
-        if then is not None:
-            memory.add([then], user_id="t", run_id="r")
-
-
 POLICY = "You are Brightline's support agent. Plans: FIBER100, FIBER500."
 SYSTEMS = {  # each API's instruction as an add gives it, and a conversation after it
     "gemini": ({"role": "system", "parts": [{"text": POLICY}]}, STREAM[:1] + [CALL]),

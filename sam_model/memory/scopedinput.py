@@ -154,7 +154,9 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
     parts were said unstored, as OpenAI chat's would be, and stored), and checked as their shape is too (an
     empty message refused, as in any scope). ``worded``: the scope's open turn ends in a model's words (Gemini
     contents, live.worded): a model content of whitespace alone (a streamed answer's chunk) that joins them is taken,
-    joined as the importer's reader joins it (it was refused, and the chunks after it joined without it)."""
+    joined as the importer's reader joins it (it was refused, and the chunks after it joined without it); one that
+    opens the model's turn is said unstored (:func:`blank_words`: it is no memory; until stop 63 it was refused, and
+    an agent feeding each chunk stopped at it)."""
     if isinstance(data, str):
         check_text(data, name)
         return [{"role": "user", "content": data}], []
@@ -187,6 +189,10 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
             notes.append({"message": i, "reason": f"{where}.content holds only {', '.join(map(repr, media))} "
                                                   f"part(s): not stored ({HOLD_TEXT})"})
             continue
+        elif chunks and role == "assistant" and content and not joins:  # a streamed chunk opening the turn
+            notes.append({"message": i, "reason": f"{where}.content is only whitespace, the first of the model's "
+                          "contents: not stored (a memory holds words; the model's next contents join it)"})
+            continue
         elif not (role in ("system", "tool") or m.get("tool_calls") or not isinstance(role, str)
                   or chunks and joins and role == "assistant" and content):
             why = ("is missing" if content is None else "is empty" if content in ("", []) else
@@ -199,5 +205,32 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
     return items, notes
 
 
-__all__ = ["EMPTY", "FIT_CHARS", "HEAD_ROOM", "HOLD_TEXT", "MAX_CALL_ARGUMENTS", "TEXT_ONLY", "NoTextError", "as_chat", "fit",
-           "fitted", "read_add", "unstored"]
+def blank_words(message: Mapping[str, Any]) -> bool:
+    """Whether a chat message is the model's words of whitespace alone, with no call: a Gemini stream's chunk that
+    opened the model's turn (read_add says it unstored). Not fed: its memory would be blank, which the store
+    refuses (``memories[1].text must not be empty``)."""
+    return message.get("role") == "assistant" and not message.get("tool_calls") and _blank(message.get("content"))
+
+
+def unblanked(message: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``message`` without its words where the model's words beside its calls are whitespace alone (a Gemini
+    stream's blank chunk joined to its functionCall content, an OpenAI message's ``" "`` beside ``tool_calls``):
+    fed as the calls alone, the blank part no memory (the store refused the add whole, naming ``memories[i].text``,
+    a field the caller never sent)."""
+    if message.get("role") == "assistant" and message.get("tool_calls") and _blank(message.get("content")):
+        return {**message, "content": None}
+    return message
+
+
+def _blank(content: Any) -> bool:
+    """Whether a message's content holds text that is whitespace alone (not None or empty: those hold no text)."""
+    if not content:
+        return False
+    try:
+        return not content_text(content, "content").strip()
+    except SAMFileError:
+        return False
+
+
+__all__ = ["EMPTY", "FIT_CHARS", "HEAD_ROOM", "HOLD_TEXT", "MAX_CALL_ARGUMENTS", "TEXT_ONLY", "NoTextError", "as_chat", "blank_words", "fit",
+           "fitted", "read_add", "unblanked", "unstored"]

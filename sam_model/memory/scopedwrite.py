@@ -38,9 +38,11 @@ from sam_model.memory.scopedinput import (
     _check_depth,
     _is_messages,
     _media_only,
+    blank_words,
     fit,
     fitted,
     read_add,
+    unblanked,
 )
 from sam_model.memory.scopedresult import _said
 from sam_model.memory.scopedsteps import place
@@ -401,7 +403,7 @@ class ScopedWrites:
                 if i in skip:
                     continue
                 _check_call_size(message := messages[i], f"add(...) message {i}")
-                work.feed(message, f"add(...) message {i}")
+                work.feed(unblanked(message), f"add(...) message {i}")  # blank words beside calls: no memory
             marks[len(messages)] = work.mark()
             if opened is not None and opened[0] >= len(messages):
                 at = (marks[len(messages)], len(work.events))
@@ -530,7 +532,7 @@ class ScopedWrites:
             live.remember(fmt, facts, items)  # the lines read (a late or partial resend of them: live.retried)
         elif fmt == live_responses.FORMAT:
             live_responses.remember(facts, given)  # the versions too: one in its place is no new line
-        skip = {i for i, m in enumerate(messages) if _media_only(m.get("content"))}
+        skip = {i for i, m in enumerate(messages) if _media_only(m.get("content")) or blank_words(m)}
         return messages, skip, (len(closed), lines, cut, facts, fmt), turn
 
     def _opened(self, episode: str, work: TranscriptState, opened: tuple, at: tuple, lo: int, start: int,
