@@ -31,16 +31,6 @@ def test_a_whole_history_added_at_each_message_stores_the_first_user_message_onc
     assert stored(whole) == stored(alone) and len(stored(alone)) == 8
 
 
-def test_a_yes_said_again_after_the_first_add_is_still_stored():
-    """Guard (passes before): the first add a "yes" alone, an add of "yes" again and words after it holds
-    nothing written once: a memory of its own, as the importer reads a log holding it twice."""
-    memory = _memory()
-    yes = [_words("user", "yes")]
-    for add in (yes, [*yes, _words("assistant", "Booked.")]):
-        memory.add(add, user_id="t", run_id="r")
-    assert [e[2] for e in stored(memory)] == ["yes", "yes", "Booked."]
-
-
 @pytest.mark.parametrize("how", ["delete_all", "each deleted", "delete_all, saved and loaded"])
 def test_a_whole_history_sent_after_its_memories_are_deleted_keeps_them_deleted(tmp_path, how):
     """A user deletes every memory of a scope while the agent still holds the conversation: the whole history it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from test_live_gemini_turn import imported, stored, text
-from test_live_leftovers_61 import CALL, STREAM
+from test_live_leftovers_61 import CALL, STREAM, _claim, _words
 
 from sam_model.memory import HashingEncoder, ScopedMemory
 
@@ -61,3 +61,50 @@ def test_an_openai_message_of_blank_words_beside_its_calls_stores_the_calls():
     blank.add(msgs, user_id="t", run_id="r")
     none.add([msgs[0], {**msgs[1], "content": None}, msgs[2]], user_id="t", run_id="r")
     assert stored(blank) == stored(none) and len(stored(none)) == 3
+
+
+def _chat() -> list[dict]:
+    """A Converse conversation whose first reply is words alone (no call yet), then the claims conversation."""
+    return [_words("user", "Hi, I need to file a claim."), _words("assistant", "Sure. What is your policy number?"),
+            *_claim()]
+
+
+@pytest.mark.parametrize("how", ["in process", "saved and loaded", "checked first"])
+def test_a_whole_history_added_at_each_message_with_a_first_reply_of_words_stores_each_message_once(tmp_path, how):
+    """A hook adding agent.messages whole at each message (Strands' MessageAddedEvent), the model's first reply
+    words alone: the add of the user's words and that reply held nothing written once, so it was read as new, and
+    so was each add after it until a call came (15 memories for 10). The scope's first add is its whole
+    conversation; an add opening with it that goes on in turn (the reply answering its last message) is it sent
+    again, and so on from each such add."""
+    msgs = _chat()
+    whole, alone = _memory(), _memory()
+    for end in range(1, len(msgs) + 1):
+        read = whole.check_add(msgs[:end], "data", user_id="t", run_id="r") if how == "checked first" else None
+        whole.add(msgs[:end], user_id="t", run_id="r", read=read)
+        alone.add(msgs[end - 1:end], user_id="t", run_id="r")
+        if how == "saved and loaded":
+            whole = ScopedMemory.load(whole.save(tmp_path / "m"), HashingEncoder(16))
+    assert stored(whole) == stored(alone) and len(stored(alone)) == 10
+
+
+def test_a_yes_said_twice_is_stored_twice_however_the_messages_are_added():
+    """Guard: a user saying "yes" twice in a conversation of words alone (a reply between) is two memories, added
+    each message alone, each exchange's messages, or the whole history at each message. The one add a hook and a
+    user could both send, the scope's whole conversation (a "yes" alone) then it again with the model's words
+    after it, is read as the hook's: read as new it would put the user's "yes" twice in a row, unanswered."""
+    said = [_words("user", "A table for two?"), _words("assistant", "Tonight at 7?"), _words("user", "yes"),
+            _words("assistant", "Indoors?"), _words("user", "yes"), _words("assistant", "Booked.")]
+    want = [m["content"][0]["text"] for m in said]
+    for adds in ([said[:e] for e in range(1, 7)], [[m] for m in said], [said[i:i + 2] for i in (0, 2, 4)]):
+        memory = _memory()
+        for add in adds:
+            memory.add(add, user_id="t", run_id="r")
+        assert [e[2] for e in stored(memory)] == want
+    memory = _memory()
+    for add in ([said[2]], [said[2]], [said[5]]):  # "yes" added alone twice: the second is new
+        memory.add(add, user_id="t", run_id="r")
+    assert [e[2] for e in stored(memory)] == ["yes", "yes", "Booked."]
+    memory = _memory()
+    for add in ([said[2]], [said[2], said[5]]):
+        memory.add(add, user_id="t", run_id="r")
+    assert [e[2] for e in stored(memory)] == ["yes", "Booked."]
