@@ -108,3 +108,28 @@ def test_a_yes_said_twice_is_stored_twice_however_the_messages_are_added():
     for add in ([said[2]], [said[2], said[5]]):
         memory.add(add, user_id="t", run_id="r")
     assert [e[2] for e in stored(memory)] == ["yes", "Booked."]
+
+
+@pytest.mark.parametrize("how", ["in process", "saved and loaded"])
+def test_a_first_add_alone_then_the_runs_messages_keeps_a_genuine_repeat_of_its_opening(tmp_path, how):
+    """The scope's first add the user's words alone (added before the run), then the run's new messages, then the
+    user says the same words again and they are added with the next run's messages: the scope kept its first add
+    as its whole conversation, so the add, opening with it and going on with a call, was read as it sent again,
+    and the words said again were dropped. An add that is no kept add sent again ends that mark: the words are
+    stored again; the same add retried is still read once."""
+    claim = _claim()
+    said = _words("user", claim[0]["content"][0]["text"])
+    memory = _memory()
+    for add in ([said], claim[1:4], [said, *claim[5:8]], [said, *claim[5:8]]):
+        out = memory.add(add, user_id="t", run_id="r")
+        if how == "saved and loaded":
+            memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    assert out["results"] == [] and out["notes"][0]["reason"].startswith("data[0:4]: the scope's last add")
+    assert [e[2] for e in stored(memory)] == [said["content"][0]["text"], *[e[2] for e in stored(_whole(claim[1:4]))],
+                                              said["content"][0]["text"], *[e[2] for e in stored(_whole(claim[5:8]))]]
+
+
+def _whole(msgs: list[dict]) -> ScopedMemory:
+    memory = _memory()
+    memory.add(msgs, user_id="t", run_id="r")
+    return memory

@@ -136,9 +136,13 @@ def _side(message: Any) -> Any:
     return message.get("role", message.get("kind", (message.get("type"), message.get("source"))))
 
 
-def kept(before: Sequence[Any] | None, sent: list[Any]) -> list[list[Any]]:
-    """The scope's kept adds (:func:`repeated`) after an add whose :func:`key` is ``sent``: the last KEPT."""
-    older = (k[:2] + [True] * whole(k) for k in before or () if k[:2] != sent[:2])  # the last add's tail alone
+def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> list[list[Any]]:
+    """The scope's kept adds (:func:`repeated`) after an add whose :func:`key` is ``sent``: the last KEPT. An add
+    that is no kept add sent again (``again`` false) takes the older ones' mark of the scope's whole conversation
+    (:func:`whole`): the conversation went on past them, so an add opening with one of them is no longer its whole
+    history sent again but may be its opening said again (a first add of the user's words alone, the run's
+    messages added after it, then the same words with the next run's: until stop 63 the words were dropped)."""
+    older = (k[:2] + [True] * (again and whole(k)) for k in before or () if k[:2] != sent[:2])  # last add's tail alone
     return [*older, sent][-KEPT:]
 
 

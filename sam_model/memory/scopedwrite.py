@@ -212,7 +212,7 @@ class ScopedWrites:
                 skip={n["message"] for n in skipped if "message" in n and "part" not in n}) if data else []}
             whole = resent.whole(last) if again else opens
             if (sent := resent.key(items, whole)) is not None:
-                self._sent[episode] = resent.kept(self._sent.get(episode), sent)
+                self._sent[episode] = resent.kept(self._sent.get(episode), sent, bool(again))
             else:
                 self._sent.pop(episode, None)
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
