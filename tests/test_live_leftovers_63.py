@@ -133,3 +133,70 @@ def _whole(msgs: list[dict]) -> ScopedMemory:
     memory = _memory()
     memory.add(msgs, user_id="t", run_id="r")
     return memory
+
+
+@pytest.mark.parametrize("how", ["delete_all", "each deleted, saved and loaded"])
+def test_the_keys_kept_of_deleted_scopes_are_bounded_the_last_deleted_keeping_theirs(tmp_path, monkeypatch, how):
+    """Every deleted scope kept its last adds' keys for good (up to 8 keys and ~22 KB a scope, in every save): a
+    server whose runs come and go grew without bound. The scopes deleted last keep theirs (DROPPED_SCOPES, here 2),
+    so a history sent again soon after its delete stays deleted; an older one's are forgotten, its history sent
+    again stored again. A scope added to again after its delete is live: no later delete forgets its keys."""
+    from sam_model.memory import scoped
+
+    monkeypatch.setattr(scoped, "DROPPED_SCOPES", 2)
+    msgs, memory = _claim(), _memory()
+
+    def drop(run: str) -> None:
+        if how == "delete_all":
+            memory.delete_all(user_id="t", run_id=run)
+        for r in memory.get_all(user_id="t", run_id=run)["results"]:
+            memory.delete(r["id"], user_id="t", run_id=run)
+
+    memory.add(msgs[:4], user_id="t", run_id="live")
+    drop("live")
+    memory.add(_chat()[:2], user_id="t", run_id="live")  # added to again: live
+    for run in ("r0", "r1", "r2"):
+        memory.add(msgs[:4], user_id="t", run_id=run)
+        drop(run)
+        if how.endswith("loaded"):
+            memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    assert sorted(memory._sent) == ["t//live", "t//r1", "t//r2"]  # the bound: 2 deleted scopes, and the live one
+    assert [len(memory.add(msgs[:8], user_id="t", run_id=run)["results"]) for run in ("r0", "r1", "r2")] == [8, 4, 4]
+    assert len(memory.add([*_chat()[:2], *msgs[:4]], user_id="t", run_id="live")["results"]) == 4
+
+
+def test_a_deleted_scopes_kept_keys_are_its_own():
+    """Guard (passes before): another scope given the deleted scope's history stores it whole (it never opened
+    with an add of its own), and the deleted scope's history sent again is still read once."""
+    msgs, memory = _claim(), _memory()
+    memory.add(msgs[:4], user_id="t", run_id="r")
+    memory.delete_all(user_id="t", run_id="r")
+    other = memory.add(msgs[:8], user_id="u", run_id="r")
+    assert len(other["results"]) == 8 and "notes" not in other
+    assert len(memory.add(msgs[:8], user_id="t", run_id="r")["results"]) == 4
+
+
+def test_a_save_of_deleted_scopes_keys_loads_bounded_and_refuses_a_bad_order(tmp_path, monkeypatch):
+    """A save before the bound holds every deleted scope's keys and no order: it loads with the bound kept (its
+    deleted scopes in the order saved). A 'dropped' that is no list of scope names is refused naming it."""
+    import json
+
+    from sam_model.io import SAMFileError
+    from sam_model.memory import scoped
+
+    msgs, memory = _claim(), _memory()
+    for run in ("r0", "r1", "r2"):
+        memory.add(msgs[:4], user_id="t", run_id=run)
+        memory.delete_all(user_id="t", run_id=run)
+    saved = memory.save(tmp_path / "m")
+    d = json.loads((saved / "scoped.json").read_text())
+    assert d["dropped"] == ["t//r0", "t//r1", "t//r2"]
+    del d["dropped"]  # the shape saved until stop 63
+    (saved / "scoped.json").write_text(json.dumps(d))
+    monkeypatch.setattr(scoped, "DROPPED_SCOPES", 2)
+    loaded = ScopedMemory.load(saved, HashingEncoder(16))
+    assert [len(loaded.add(msgs[:8], user_id="t", run_id=run)["results"]) for run in ("r0", "r1", "r2")] == [8, 4, 4]
+    (saved / "scoped.json").write_text(json.dumps({**d, "dropped": 3}))
+    with pytest.raises(SAMFileError, match="dropped must be a list") as err:
+        ScopedMemory.load(saved, HashingEncoder(16))
+    assert "\n" not in str(err.value)

@@ -83,6 +83,7 @@ from sam_model.store import MemoryStore, encoder_of, store_config_of
 from sam_model.storeconfig import StoreConfig
 
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+DROPPED_SCOPES = 256  # deleted scopes whose kept adds' keys stay (ScopedMemory._keep_dropped), the last deleted
 NO_SCOPE = ("give user_id, agent_id or run_id (or all_scopes=True to {} every scope on purpose): a missing "
             "scope is refused, never widened to every user")
 
@@ -128,6 +129,9 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # when the scope's last went: its conversation and open turn are dropped, and a streaming agent's .done of
         # such an item, read by a fresh turn, brought the words back; the scope's next Responses turn takes them
         self._gone: dict[str, list[str]] = {}
+        # the episodes of the two above whose memories are all deleted, the last deleted last: the oldest past
+        # DROPPED_SCOPES are forgotten (_keep_dropped), so a memory whose scopes come and go stays bounded
+        self._dropped: dict[str, None] = {}
         # episode -> step -> the labels of an agent-log event added with its own step (a decision point of a log
         # replayed): what its call took values from, read as the conversation's are (sam_model.memory.scopeduses)
         self._labels: dict[str, dict[int, tuple[int, ...]]] = {}
@@ -405,7 +409,8 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         with them, stored them all again, the deleted memories back after one turn. Their start is read once (the add's notes say so), as after a delete of
         any other memory of them. So do the ids of its open Responses turn's items deleted one by one (``_gone``,
         :meth:`delete`), which a streaming agent adds again at their ``.done``; delete_all marks none (its refusals
-        of a rewound session say to delete_all and add the session's lines again from its start)."""
+        of a rewound session say to delete_all and add the session's lines again from its start). Both are kept for
+        the last DROPPED_SCOPES scopes so deleted (:meth:`_keep_dropped`)."""
         self._trackers.pop(episode, None)
         self._base.pop(episode, None)
         if (turn := self._open.pop(episode, None)) is not None and turn.facts.get("gone"):  # its next turn's
@@ -415,6 +420,26 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._numbering.pop(episode, None)
         self._unknown.pop(episode, None)
         self.store.recorder.forget(episode)
+        if episode in self._sent or episode in self._gone:
+            self._dropped.pop(episode, None)
+            self._dropped[episode] = None
+            self._keep_dropped()
+
+    def _keep_dropped(self) -> None:
+        """Forget the kept adds' keys and deleted items' ids (``_sent``, ``_gone``) of the scopes deleted longest
+        ago past the last DROPPED_SCOPES: until stop 63 every deleted scope's stayed for good (up to 8 keys, the
+        digests of a Pydantic AI add's last 256 messages and of 256 deleted Responses items: ~17 KB, ~0.5 KB for 8
+        Converse adds), in memory and in every save, so a server whose users' runs come and go grew without bound
+        (now at most ~4 MB, ~130 KB of Converse keys). An agent sends a deleted
+        history again soon after the delete (its next turn), so the scopes deleted last keep theirs (a history sent
+        again after DROPPED_SCOPES later deletes is stored again). A scope added to since is no deleted one: its
+        keys are its conversation's."""
+        while len(self._dropped) > DROPPED_SCOPES:
+            episode = next(iter(self._dropped))
+            del self._dropped[episode]
+            if episode not in self._trackers:
+                self._sent.pop(episode, None)
+                self._gone.pop(episode, None)
 
     def _gone_items(self, episode: str, hit: Hit) -> None:
         """Keep in the episode's open Responses turn's facts the message items whose words were the deleted
@@ -444,8 +469,9 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         for h in hits:
             self._log(h.id, "DELETE", _said(h), None)
         live = {h.episode_id for h in self.store.get_all()}  # once: per tracker it made delete_all quadratic
-        for ep in (set(self._trackers) | set(self._labels) | set(self._numbering) | set(self._unknown)
-                   | self.store.recorder.episodes()) - live:  # nor the store's last state of it, labels, numbering
+        for ep in sorted((set(self._trackers) | set(self._labels) | set(self._numbering) | set(self._unknown)
+                          | self.store.recorder.episodes()) - live):  # nor the store's last state, labels, numbering
+            # in order: which scopes' kept keys a later delete forgets (_keep_dropped) is the same in a log's replay
             self._drop_conversation(ep)
         return {"message": f"{len(hits)} memories deleted"}
 
@@ -459,6 +485,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._open.clear()
         self._sent.clear()
         self._gone.clear()
+        self._dropped.clear()
         self._labels.clear()
         self._numbering.clear()
         self._unknown.clear()

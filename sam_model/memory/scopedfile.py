@@ -97,7 +97,8 @@ class ScopedFiles:
                             **({"unknown": {ep: sorted(st) for ep, st in self._unknown.items()}}
                                if self._unknown else {}),
                             **({"sent": self._sent} if self._sent else {}),
-                            **({"gone": self._gone} if self._gone else {})}))
+                            **({"gone": self._gone} if self._gone else {}),
+                            **({"dropped": list(self._dropped)} if self._dropped else {})}))
 
     def write_snapshot(self, path: str | os.PathLike, snap: tuple[tuple[dict, Any], tuple[list, list, str]]) -> Path:
         """Write a :meth:`snapshot` as the folder ``path``, atomically, without the lock."""
@@ -180,6 +181,7 @@ class ScopedFiles:
                 self._sent = {ep: resent.check(k, f"sent of {ep!r}") for ep, k in d.get("sent", {}).items()}
                 self._gone = {ep: live_responses.check_gone(g, f"gone of {ep!r}")  # saves before stop 62: none
                               for ep, g in d.get("gone", {}).items()}
+                self._dropped = dict.fromkeys(_dropped(d.get("dropped"), self))  # the deleted scopes' order
                 self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
                 for i, h in self._history.items():
@@ -189,11 +191,23 @@ class ScopedFiles:
                 if version == 1:
                     self._place_episodes()
                     self.migrated = True
+                self._dropped = {ep: None for ep in self._dropped if ep in self._sent or ep in self._gone}
+                self._keep_dropped()  # a save of more (before stop 63: every deleted scope's) keeps the bound
             except SAMFileError:
                 raise
             except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError) as err:
                 raise SAMFileError(f"{f}: unreadable memory ({str(err)[:160]}); save the memory again") from None
         return self
+
+
+def _dropped(d: Any, memory: Any) -> list[str]:
+    """A save's deleted scopes whose keys it keeps, the last deleted last, else a ValueError naming ``dropped``;
+    a save before stop 63 holds none: its scopes with kept keys and no conversation, in the order saved."""
+    if d is None:
+        return [ep for ep in dict.fromkeys([*memory._sent, *memory._gone]) if ep not in memory._trackers]
+    if not (isinstance(d, list) and all(isinstance(ep, str) for ep in d)):
+        raise ValueError("dropped must be a list of the episodes (strings) of deleted scopes whose keys are kept")
+    return d
 
 
 __all__ = ["SCOPED_FILE", "VERSION", "ScopedFiles"]

@@ -455,6 +455,7 @@ class ScopedWrites:
                     self.store.restore(version)
             raise
         self._trackers[episode] = work
+        self._dropped.pop(episode, None)  # a deleted scope added to again: its keys are its conversation's
         self._base.setdefault(episode, base)
         logged = set(turn.logged) if turn is not None else set()
         out = []
