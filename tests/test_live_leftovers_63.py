@@ -42,9 +42,10 @@ def test_a_gemini_chunk_of_whitespace_before_the_models_call_is_no_memory(tmp_pa
     The blank words are no memory: the call and its result are stored as the importer stores the stream without
     the chunk."""
     contents = [STREAM[0], text("model", " \n "), CALL, STREAM[-1]]
-    if how == "one add":
+    if how == "one add":  # the call is stored: nothing said unstored (the add's check said the chunk was)
         memory = _memory()
-        memory.add(contents, user_id="t", run_id="r")
+        assert memory.check_add(contents, "data", user_id="t", run_id="r")[1] == []
+        assert "skipped" not in memory.add(contents, user_id="t", run_id="r")
     else:
         memory, _ = _feed(_memory(), contents, how, tmp_path)
     assert stored(memory) == imported(tmp_path, [STREAM[0], CALL, STREAM[-1]])

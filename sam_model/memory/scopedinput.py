@@ -189,7 +189,7 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
             notes.append({"message": i, "reason": f"{where}.content holds only {', '.join(map(repr, media))} "
                                                   f"part(s): not stored ({HOLD_TEXT})"})
             continue
-        elif chunks and role == "assistant" and content and not joins:  # a streamed chunk opening the turn
+        elif chunks and blank_words(m) and not joins:  # a streamed chunk opening the turn, no call with it
             notes.append({"message": i, "reason": f"{where}.content is only whitespace, the first of the model's "
                           "contents: not stored (a memory holds words; the model's next contents join it)"})
             continue
