@@ -201,3 +201,26 @@ def test_a_save_of_deleted_scopes_keys_loads_bounded_and_refuses_a_bad_order(tmp
     with pytest.raises(SAMFileError, match="dropped must be a list") as err:
         ScopedMemory.load(saved, HashingEncoder(16))
     assert "\n" not in str(err.value)
+
+
+def test_an_autogen_context_of_words_alone_added_whole_after_each_run_is_stored_once():
+    """AutoGen's model context added whole after each run, the first run words alone (no call id): the second
+    run's add, going on in turn from the first (the scope's whole conversation), stored the first run again. It
+    is read once, and its note says what told it (it said 'told by their call ids', which it held none of)."""
+    def user(t: str) -> dict:
+        return {"type": "UserMessage", "content": t, "source": "user"}
+
+    def agent(t: str) -> dict:
+        return {"type": "AssistantMessage", "content": t, "source": "helpdesk"}
+
+    run1 = [user("My laptop won't start."), agent("Have you tried holding the power button for 10 seconds?")]
+    run2 = [*run1, user("Yes, still nothing."), agent("I'll open a ticket for you.")]
+    memory, new = _memory(), _memory()
+    memory.add(run1, user_id="t", run_id="r")
+    out = memory.add(run2, user_id="t", run_id="r")
+    new.add(run1, user_id="t", run_id="r")
+    new.add(run2[2:], user_id="t", run_id="r")
+    assert stored(memory) == stored(new) and len(stored(new)) == 4
+    assert out["notes"][0]["reason"] == ("data[0:2]: the scope's last add of AutoGen messages (the scope's whole "
+                                         "conversation, which the add goes on from), sent again: read once, not "
+                                         "stored again")

@@ -148,8 +148,12 @@ def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> l
 
 def note(items: Sequence[Any], again: int, latest: bool = True, at: int = 0) -> str:
     """An add's note that its first ``again`` messages (:func:`repeated`: the scope's last add where ``latest``,
-    else one of its last KEPT), or those from ``at`` on (:func:`compacted`), were read once."""
+    else one of its last KEPT), or those from ``at`` on (:func:`compacted`), were read once: what told them, their
+    ids or times, or where they hold none, that they were the scope's whole conversation (said told by ids it had
+    none of until stop 63)."""
     name, told = NAMES[detect(list(items))]
+    if not at and not _once(list(items[:again])):
+        told = "the scope's whole conversation, which the add goes on from"
     which = "the scope's last add" if latest else f"one of the scope's last {KEPT} adds"
     if at:
         which = "the end of the scope's last add, kept after a compaction"
