@@ -224,3 +224,21 @@ def test_an_autogen_context_of_words_alone_added_whole_after_each_run_is_stored_
     assert out["notes"][0]["reason"] == ("data[0:2]: the scope's last add of AutoGen messages (the scope's whole "
                                          "conversation, which the add goes on from), sent again: read once, not "
                                          "stored again")
+
+
+def test_a_strands_history_whose_call_ids_are_the_tools_names_added_whole_after_each_invocation_is_stored_once():
+    """Strands' Ollama and Gemini models write a call's toolUseId as the tool's name (no id written once): the
+    history added whole after each invocation stored the earlier invocations again. From the scope's first add
+    on, each add is its whole conversation going on in turn, read once; the question asked again in the third
+    invocation, answered alike, is stored again, as the user said it."""
+    call = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "lookup_policy", "name": "lookup_policy",
+                                                          "input": {"policy_number": "HM-1"}}}]}
+    res = {"role": "user", "content": [{"toolResult": {"toolUseId": "lookup_policy", "status": "success",
+                                                       "content": [{"json": {"deductible": "$500"}}]}}]}
+    asked = [_words("user", "Policy HM-1, what's my deductible?"), call, res, _words("assistant", "$500.")]
+    history = [*asked, _words("user", "And my premium?"), _words("assistant", "$40 a month."), *asked]
+    whole, new = _memory(), _memory()
+    for start, end in ((0, 4), (4, 6), (6, 10)):
+        whole.add(history[:end], user_id="t", run_id="r")
+        new.add(history[start:end], user_id="t", run_id="r")
+    assert stored(whole) == stored(new) and len(stored(new)) == 10
