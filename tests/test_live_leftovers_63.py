@@ -242,3 +242,14 @@ def test_a_strands_history_whose_call_ids_are_the_tools_names_added_whole_after_
         whole.add(history[:end], user_id="t", run_id="r")
         new.add(history[start:end], user_id="t", run_id="r")
     assert stored(whole) == stored(new) and len(stored(new)) == 10
+
+
+def test_a_blank_opening_chunk_stays_in_its_own_scopes_turn():
+    """Guard: two runs streamed at once, one opening its model turn with a blank chunk: the other's words are its
+    own ('Hello.', not joined to the first run's chunk), and the first run's words join its chunk."""
+    memory = _memory()
+    for run, c in (("r", STREAM[0]), ("s", STREAM[0]), ("r", text("model", " \n ")), ("s", text("model", "Hello.")),
+                   ("r", text("model", "Let me look."))):
+        memory.add([c], user_id="t", run_id=run)
+    assert [e[2] for e in stored(memory, "s")] == [STREAM[0]["parts"][0]["text"], "Hello."]
+    assert [e[2] for e in stored(memory, "r")] == [STREAM[0]["parts"][0]["text"], " \n Let me look."]
