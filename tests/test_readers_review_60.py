@@ -23,6 +23,12 @@ from sam_model.data.sqlwords import sql_literals
     # MySQL's, so "Alice" = name is its string too (all names until 2026-12-07, Paris too)
     ('SELECT * FROM users WHERE "Alice" = name AND city = "Paris"', ["Alice", "Paris"]),
     ('SELECT * FROM users WHERE "Alice" = name AND city LIKE "%Par%"', ["Alice", "Par"]),
+    # but a join's ON compares columns: its quoted names are no MySQL strings, nor evidence of them (both read as
+    # values on 2026-12-07, traced to any output saying postId)
+    ('SELECT * FROM comments c JOIN posts p ON "postId" = p.id JOIN users u ON u.id = "authorId" WHERE p.id = 7',
+     [7]),
+    ('SELECT * FROM orders o JOIN users u ON "userId" = u.id WHERE u.created_at < "deletedAt"', None),
+    ('SELECT * FROM posts p JOIN users u ON u.id = "authorId" WHERE "Alice" = name', None),
 ])
 def test_a_quoted_name_compared_to_a_bare_column_stays_a_name(query, literals):
     """119 read a double-quoted token compared to a bare column after it as a MySQL string, for "Alice" = name: but

@@ -438,7 +438,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # "Paris", which was read as a string wherever no name is quoted): 121 read every double-quoted token of such a query
 # as a name, Paris too (sqlwords._quoting). Alone, or beside a quoted name, it stays a name (PL/pgSQL's "Email" =
 # email). No trained domain has a SQL tool; examples/logs convert byte for byte.
-CONVERSION_VERSION = 145
+# 146: 145's evidence of MySQL strings taken in a join's ON too, where PostgreSQL compares quoted camelCase columns:
+# ON "postId" = p.id JOIN users u ON u.id = "authorId" read postId and authorId as values (traced to any output
+# saying them). In an ON a name-shaped token compared to a column is a name, and a token after the operator no
+# evidence of strings (sqlwords._quoting), as before 145. No trained domain has a SQL tool.
+CONVERSION_VERSION = 146
 
 
 @dataclass(frozen=True)

@@ -265,6 +265,9 @@ _JSON_PATH_BEFORE = re.compile(r"->>?\s*$")
 NAMES, STRINGS = "names", "strings"  # how a query's double quotes read: ANSI's names, MySQL's strings
 # a double-quoted token where only a value stands: after a comparison's operator or a pattern's keyword
 _STRING_BEFORE = re.compile(r"(?:[=<>]|\b(?:like|ilike|regexp|rlike)\b)\s*$", re.IGNORECASE)
+# the keywords that open a query's clauses: which one a token stands in (a join's ON compares columns)
+_CLAUSE = re.compile(r"\b(on|where|having|set|select|from|join|using|group|order|limit|values|returning)\b",
+                     re.IGNORECASE)
 
 
 def _quoting(text: str) -> str:
@@ -277,10 +280,16 @@ def _quoting(text: str) -> str:
     email``) is either; it reads as a name (:data:`NAMES`), as it did, unless the query writes a string in double
     quotes where only a value stands (``AND city = "Paris"``, which this reader reads as MySQL's string wherever no
     name is quoted), then as a string too (:data:`STRINGS`): such a query read every double-quoted token as a name,
-    ``Paris`` as well, and ``Alice``, which the user said, was traced to nothing. Else "": each token by its place
+    ``Paris`` as well, and ``Alice``, which the user said, was traced to nothing. In a join's ON, which compares
+    columns, such a token is a name (``ON "postId" = p.id``) and one after the operator no MySQL string (``ON u.id =
+    "authorId"``): as evidence of strings it had made PostgreSQL's ``ON "postId" = p.id JOIN users u ON u.id =
+    "authorId"`` read both names as values, traced to any output saying them. Else "": each token by its place
     (:func:`_double_quoted_string`)."""
     either = strings = False
+    clause, read = "", 0  # the clause the token stands in, told by the last keyword outside strings and quotes
     for m in _SKIPPED_OR_DOUBLE.finditer(text):
+        clause = next((k.group(1).lower() for k in reversed(list(_CLAUSE.finditer(text, read, m.start())))), clause)
+        read = m.end()
         before = text[max(0, m.start() - 24):m.start()]  # a few characters: linear in a long INSERT's strings
         if m.group(1) is None or _JSON_PATH_BEFORE.search(before):
             continue
@@ -289,8 +298,11 @@ def _quoting(text: str) -> str:
         if _NAME_AFTER.match(text, m.end()):
             if not _compared_to_column(text, m.end()):
                 return NAMES
-            either = either or _NAME_SHAPED.fullmatch(m.group(1)) is not None  # else "a@b.com" = email: a string
-        elif _STRING_BEFORE.search(before):
+            shaped = _NAME_SHAPED.fullmatch(m.group(1)) is not None  # else "a@b.com" = email: a string
+            if shaped and clause == "on":  # a join's condition: a column compared to a column
+                return NAMES
+            either = either or shaped
+        elif _STRING_BEFORE.search(before) and clause != "on":
             strings = True
     return (STRINGS if strings else NAMES) if either else ""
 
