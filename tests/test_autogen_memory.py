@@ -12,12 +12,14 @@ import subprocess
 import sys
 import types
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import pytest
 
 from sam_model.data.formats import autogen as reader
 from sam_model.memory import HashingEncoder, ScopedMemory
+
+T = TypeVar("T")
 
 
 def _fake_autogen_core() -> dict[str, types.ModuleType]:
@@ -42,7 +44,31 @@ def _fake_autogen_core() -> dict[str, types.ModuleType]:
     class UpdateContextResult:
         memories: MemoryQueryResult
 
-    class Memory(ABC):
+    class ComponentBase:  # autogen_core's: dump_component() calls _to_config(), which a component must give
+        component_provider_override = None
+
+        def _to_config(self):
+            raise NotImplementedError("This component does not support dumping to config")
+
+        def dump_component(self):
+            provider = self.component_provider_override or f"{type(self).__module__}.{type(self).__qualname__}"
+            return types.SimpleNamespace(provider=provider, component_type=self.component_type,
+                                         config=self._to_config().model_dump(exclude_none=True))
+
+        @classmethod
+        def load_component(cls, model):
+            module, name = model.provider.rsplit(".", 1)
+            component = getattr(importlib.import_module(module), name)
+            return component._from_config(component.component_config_schema.model_validate(model.config))
+
+    class Component(Generic[T]):
+        @classmethod
+        def _from_config(cls, config):
+            raise NotImplementedError("This component does not support loading from config")
+
+    class Memory(ABC, ComponentBase):
+        component_type = "memory"
+
         @abstractmethod
         async def update_context(self, model_context): ...
 
@@ -66,7 +92,7 @@ def _fake_autogen_core() -> dict[str, types.ModuleType]:
     memory.Memory, memory.MemoryContent, memory.MemoryMimeType = Memory, MemoryContent, MemoryMimeType
     memory.MemoryQueryResult, memory.UpdateContextResult = MemoryQueryResult, UpdateContextResult
     models.SystemMessage = SystemMessage
-    core.memory, core.models = memory, models
+    core.memory, core.models, core.Component, core.ComponentBase = memory, models, Component, ComponentBase
     return {"autogen_core": core, "autogen_core.memory": memory, "autogen_core.models": models}
 
 
@@ -148,3 +174,20 @@ def test_the_core_package_never_imports_autogen():
             "print(sorted(m for m in sys.modules if m.startswith(('autogen', 'sam_model.integrations.autogen'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+def test_an_agent_given_the_memory_can_still_dump_its_config(adapter):
+    """AssistantAgent.dump_component() dumps each memory (memory=[m.dump_component() ...]): the adapter gave no
+    _to_config, so it raised NotImplementedError and the config holding the agent's system_message, which the
+    autogen reader takes as the policy of the states saved beside it, could not be saved."""
+    store = ScopedMemory(HashingEncoder(16))
+    memory = adapter.SAMAutoGenMemory(store, user_id="mia", agent_id="helpdesk", k=3)
+    model = memory.dump_component()
+    assert model.provider == "sam_model.integrations.autogen.SAMAutoGenMemory" and model.component_type == "memory"
+    assert model.config == {"user_id": "mia", "agent_id": "helpdesk", "k": 3}
+    team = {"provider": "autogen_agentchat.agents.AssistantAgent", "component_type": "agent",
+            "config": {"name": "helpdesk", "system_message": "Never share a card number.",
+                       "memory": [{"provider": model.provider, "component_type": "memory", "config": model.config}]}}
+    assert reader.is_config(team) and reader.system_messages(team) == {"helpdesk": "Never share a card number."}
+    with pytest.raises(ValueError, match="holds no ScopedMemory"):
+        adapter.SAMAutoGenMemory.load_component(model)

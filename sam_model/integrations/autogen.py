@@ -21,7 +21,9 @@ method does, as AutoGen's own memories (ListMemory, autogen-ext's) do it:
   order it was added, as one ``SystemMessage`` headed "Relevant memory content (in chronological order):", as
   ListMemory does, so the agent's
   saved state reads as AutoGen's (the ``autogen`` reader counts that message, not the policy); returns them;
-- ``clear()``: deletes the scopes' memories; ``close()``: nothing to release (the store is the caller's).
+- ``clear()``: deletes the scopes' memories; ``close()``: nothing to release (the store is the caller's);
+- ``dump_component()``: its scopes and ``k`` (an agent's ``dump_component()``, which saves its ``system_message``,
+  dumps its memories); ``load_component`` of it is refused in one line: a config holds no store.
 
 The store calls run in a worker thread (``asyncio.to_thread``): ScopedMemory holds its own lock, and an agent's
 event loop is not blocked by an encoder's forward pass.
@@ -35,6 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 try:
+    from autogen_core import Component
     from autogen_core.memory import (
         Memory,
         MemoryContent,
@@ -46,6 +49,8 @@ try:
 except ImportError as exc:  # an optional integration: said in one line, not a traceback into autogen's imports
     raise ImportError(f"sam_model.integrations.autogen needs autogen-core ({exc}): pip install autogen-agentchat "
                       "(which brings it), or use ScopedMemory directly") from None
+
+from pydantic import BaseModel
 
 from sam_model.memory import ScopedMemory
 
@@ -73,10 +78,26 @@ def _text(content: Any) -> str:
     return value
 
 
-class SAMAutoGenMemory(Memory):
-    """AutoGen's Memory over a ScopedMemory, every call in the scopes given here (see the module doc)."""
+class SAMAutoGenMemoryConfig(BaseModel):
+    """What ``dump_component()`` saves of a SAMAutoGenMemory: its scopes and ``k``, not the store it searches."""
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    k: int = 5
+
+
+class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
+    """AutoGen's Memory over a ScopedMemory, every call in the scopes given here (see the module doc).
+
+    A component, as AutoGen's memories are: an agent's ``dump_component()`` dumps each of its memories, and without
+    ``_to_config`` it raised NotImplementedError for an agent given this one, the declarative config that holds
+    the agent's ``system_message`` (the ``autogen`` reader's policy) unsaveable. The config holds the scopes and
+    ``k``; loading it is refused in one line, as no config can hold the ScopedMemory (the caller's store)."""
 
     component_type = "memory"
+    component_config_schema = SAMAutoGenMemoryConfig
+    component_provider_override = "sam_model.integrations.autogen.SAMAutoGenMemory"
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, k: int = 5) -> None:
@@ -85,6 +106,15 @@ class SAMAutoGenMemory(Memory):
             raise ValueError("SAMAutoGenMemory needs a scope (user_id, agent_id or run_id): a memory of no scope would "
                              "search every user's")
         self.memory, self.scopes, self.k = memory, scopes, k
+
+    def _to_config(self) -> SAMAutoGenMemoryConfig:
+        return SAMAutoGenMemoryConfig(**self.scopes, k=self.k)
+
+    @classmethod
+    def _from_config(cls, config: SAMAutoGenMemoryConfig) -> SAMAutoGenMemory:
+        raise ValueError(f"SAMAutoGenMemory config {config.model_dump(exclude_none=True)} holds no ScopedMemory (the "
+                         "store is the caller's): make the agent with memory=[SAMAutoGenMemory(your ScopedMemory, "
+                         "...)] instead of loading it from its config")
 
     async def add(self, content: Any, cancellation_token: Any = None) -> None:
         text = _text(content)
