@@ -191,3 +191,31 @@ def test_an_agent_given_the_memory_can_still_dump_its_config(adapter):
     assert reader.is_config(team) and reader.system_messages(team) == {"helpdesk": "Never share a card number."}
     with pytest.raises(ValueError, match="holds no ScopedMemory"):
         adapter.SAMAutoGenMemory.load_component(model)
+
+
+def test_update_context_searches_by_what_the_user_asked_not_by_another_memorys_block(adapter):
+    """An agent given memory=[user's memory, agent's memory] updates one context with each in turn: the second took
+    the context's last message, the first's "Relevant memory content" SystemMessage, as its query, and a multimodal
+    user message (a list of text and images) searched by nothing."""
+    from autogen_core.memory import MemoryContent
+    from autogen_core.models import SystemMessage
+
+    store = ScopedMemory(HashingEncoder(64))
+    mine = adapter.SAMAutoGenMemory(store, user_id="mia")
+    desk = adapter.SAMAutoGenMemory(store, agent_id="helpdesk", k=1)
+
+    async def run() -> None:
+        await mine.add(MemoryContent(content="Mia prefers email over phone calls", mime_type="text/plain"))
+        await desk.add(MemoryContent(content="a jammed printer is reset by holding its power button",
+                                     mime_type="text/plain"))
+        await desk.add(MemoryContent(content="answer by email or phone calls as the user prefers",
+                                     mime_type="text/plain"))
+        asked = types.SimpleNamespace(content="my printer is jammed, how do I reset it?", type="UserMessage")
+        for message in (asked, types.SimpleNamespace(content=[asked.content, object()], type="UserMessage")):
+            context = Context([message])
+            for memory in (mine, desk):  # as AssistantAgent._update_model_context_with_memory calls them
+                await memory.update_context(context)
+            assert isinstance(context.messages[-1], SystemMessage)
+            assert "power button" in context.messages[-1].content, context.messages[-1].content
+
+    asyncio.run(run())

@@ -17,7 +17,8 @@ method does, as AutoGen's own memories (ListMemory, autogen-ext's) do it:
 - ``query(query, k=...)``: the ``k`` best memories of the scopes for the text (a plain content search, as
   ScopedMemory.search ranks words), each a ``MemoryContent`` of its text, MIME type and metadata, with its ``id``,
   ``score`` and ``created_at`` in ``metadata``;
-- ``update_context(model_context)``: queries by the context's last message's text and adds what it found, in the
+- ``update_context(model_context)``: queries by the text of the context's last message that is no SystemMessage (a
+  memory before it in the agent's ``memory=[...]`` added one) and adds what it found, in the
   order it was added, as one ``SystemMessage`` headed "Relevant memory content (in chronological order):", as
   ListMemory does, so the agent's
   saved state reads as AutoGen's (the ``autogen`` reader counts that message, not the policy); returns them;
@@ -78,6 +79,23 @@ def _text(content: Any) -> str:
     return value
 
 
+def _asked(messages: list[Any]) -> str:
+    """The text of the context's last message that is no SystemMessage: what the agent is about to answer. Its
+    memories (each an agent's ``memory=[...]``, updating the one context in turn) add SystemMessages: the last
+    message was the memory before's "Relevant memory content", and a second memory (an agent's scope beside a
+    user's) searched by it. A multimodal message's text parts, a tool result's contents (a list: no query before)."""
+    for message in reversed(messages):
+        if isinstance(message, SystemMessage) or getattr(message, "type", None) == "SystemMessage":
+            continue
+        content = message.content
+        if isinstance(content, str):
+            return content
+        parts = content if isinstance(content, list) else []
+        return "\n".join(p if isinstance(p, str) else p.content for p in parts
+                         if isinstance(p, str) or isinstance(getattr(p, "content", None), str))
+    return ""
+
+
 class SAMAutoGenMemoryConfig(BaseModel):
     """What ``dump_component()`` saves of a SAMAutoGenMemory: its scopes and ``k``, not the store it searches."""
 
@@ -134,9 +152,7 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
         return MemoryQueryResult(results=results)
 
     async def update_context(self, model_context: Any) -> Any:
-        messages = await model_context.get_messages()
-        last = messages[-1].content if messages else ""
-        found = await self.query(last if isinstance(last, str) else "")
+        found = await self.query(_asked(await model_context.get_messages()))
         if found.results:  # in the order they were added, as the header says (and ListMemory lists them)
             ordered = sorted(found.results, key=lambda m: m.metadata["created_at"])
             said = "\n".join(f"{i}. {m.content}" for i, m in enumerate(ordered, start=1))
