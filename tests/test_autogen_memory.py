@@ -154,6 +154,8 @@ def test_add_query_update_context_and_clear_keep_to_the_memorys_scopes(adapter):
         assert [m.content for m in (await ola.query("laptop")).results] == ["Ola's laptop is CT-100200"]
         with pytest.raises(ValueError, match=r"mime_type 'image/\*' is not stored"):
             await mia.add(MemoryContent(content=b"\x89PNG", mime_type=MemoryMimeType.IMAGE))
+        with pytest.raises(ValueError, match=r"^SAMAutoGenMemory\.query: mime_type 'image/\*'"):  # not "add"
+            await mia.query(MemoryContent(content=b"\x89PNG", mime_type=MemoryMimeType.IMAGE))
         await mia.close()
 
     asyncio.run(run())

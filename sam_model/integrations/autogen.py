@@ -65,16 +65,17 @@ def _mime(content: Any) -> str:
     return str(mime.value if isinstance(mime, MemoryMimeType) else mime)
 
 
-def _text(content: Any) -> str:
-    """What of a MemoryContent is stored: its text, or a JSON dict's text; anything else refused in one line."""
+def _text(content: Any, verb: str = "add") -> str:
+    """What of a MemoryContent is stored (or searched by, ``verb`` "query"): its text, or a JSON dict's text;
+    anything else refused in one line naming the method it was given to."""
     mime, value = _mime(content), content.content
     if mime not in TEXT_TYPES:
-        raise ValueError(f"SAMAutoGenMemory.add: mime_type {mime!r} is not stored (SAM stores text): give text/plain, "
+        raise ValueError(f"SAMAutoGenMemory.{verb}: mime_type {mime!r} is not stored (SAM stores text): give text/plain, "
                          "text/markdown or application/json content")
     if mime == "application/json" and isinstance(value, Mapping):
         return json.dumps(value, ensure_ascii=False)
     if not isinstance(value, str):
-        raise ValueError(f"SAMAutoGenMemory.add: content is {type(value).__name__}, expected a string for {mime} (or a "
+        raise ValueError(f"SAMAutoGenMemory.{verb}: content is {type(value).__name__}, expected a string for {mime} (or a "
                          "dict for application/json)")
     return value
 
@@ -140,7 +141,7 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
         await asyncio.to_thread(self.memory.add, text, metadata=metadata, **self.scopes)
 
     async def query(self, query: Any = "", cancellation_token: Any = None, **kwargs: Any) -> Any:
-        text = query if isinstance(query, str) else _text(query)
+        text = query if isinstance(query, str) else _text(query, "query")
         found = await asyncio.to_thread(self.memory.search, text, limit=kwargs.get("k", self.k), **self.scopes)
         results = []
         for hit in found["results"]:
