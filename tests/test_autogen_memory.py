@@ -221,3 +221,29 @@ def test_update_context_searches_by_what_the_user_asked_not_by_another_memorys_b
             assert "power button" in context.messages[-1].content, context.messages[-1].content
 
     asyncio.run(run())
+
+
+def test_a_memory_of_no_user_neither_reads_nor_clears_a_users(adapter):
+    """Scopes are filters (Mem0's): a search of agent_id="helpdesk" alone matched every memory of that agent, each
+    user's with it too. So the helpdesk's shared memory beside each user's own (memory=[SAMAutoGenMemory(store,
+    user_id=u, agent_id="helpdesk"), SAMAutoGenMemory(store, agent_id="helpdesk")]) put one user's memories in
+    another's context, and its clear() deleted every user's. A memory given no user_id is no user's."""
+    from autogen_core.memory import MemoryContent
+
+    store = ScopedMemory(HashingEncoder(64))
+    mia = adapter.SAMAutoGenMemory(store, user_id="mia", agent_id="helpdesk")
+    shared = adapter.SAMAutoGenMemory(store, agent_id="helpdesk")
+
+    async def run() -> None:
+        await mia.add(MemoryContent(content="Mia's card number ends in 4242", mime_type="text/plain"))
+        await shared.add(MemoryContent(content="a card reader is reset by unplugging it", mime_type="text/plain"))
+        found = [m.content for m in (await shared.query("which card number?")).results]
+        assert found == ["a card reader is reset by unplugging it"], found
+        context = Context([types.SimpleNamespace(content="what is my card number?", type="UserMessage")])
+        await shared.update_context(context)
+        assert "4242" not in context.messages[-1].content
+        await shared.clear()
+        assert (await shared.query("card")).results == []
+        assert [m.content for m in (await mia.query("card")).results] == ["Mia's card number ends in 4242"]
+
+    asyncio.run(run())

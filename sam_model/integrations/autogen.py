@@ -8,7 +8,10 @@
     (await memory.query("which laptop?")).results                      # MemoryContent, best first
 
 The memory's scopes (``user_id``, ``agent_id``, ``run_id``, at least one: a search without any is refused, as
-ScopedMemory refuses it) are fixed when it is made, so one agent's memory never reads another user's. What each
+ScopedMemory refuses it) are fixed when it is made, so one agent's memory never reads another user's. A memory given
+no ``user_id`` is no user's: it reads and clears only memories of no user (ScopedMemory's scopes are filters, so
+``agent_id="helpdesk"`` alone matched each user's memories with the helpdesk too: an agent's shared memory beside
+each user's own put one user's in another's context, and its ``clear()`` deleted every user's). What each
 method does, as AutoGen's own memories (ListMemory, autogen-ext's) do it:
 
 - ``add(content)``: a text (``text/plain``, ``text/markdown``) or JSON (``application/json``: a dict, stored as its
@@ -22,7 +25,7 @@ method does, as AutoGen's own memories (ListMemory, autogen-ext's) do it:
   order it was added, as one ``SystemMessage`` headed "Relevant memory content (in chronological order):", as
   ListMemory does, so the agent's
   saved state reads as AutoGen's (the ``autogen`` reader counts that message, not the policy); returns them;
-- ``clear()``: deletes the scopes' memories; ``close()``: nothing to release (the store is the caller's);
+- ``clear()``: deletes the scopes' memories (of no user where no ``user_id`` is given); ``close()``: nothing to release (the store is the caller's);
 - ``dump_component()``: its scopes and ``k`` (an agent's ``dump_component()``, which saves its ``system_message``,
   dumps its memories); ``load_component`` of it is refused in one line: a config holds no store.
 
@@ -57,6 +60,7 @@ from sam_model.memory import ScopedMemory
 
 HEADER = "\nRelevant memory content (in chronological order):\n"  # ListMemory's: what the autogen reader counts
 TEXT_TYPES = ("text/plain", "text/markdown", "application/json")
+NO_USER = {"user_id": {"eq": None}}  # a memory of no user reads (and clears) no user's memories
 
 
 def _mime(content: Any) -> str:
@@ -125,6 +129,7 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
             raise ValueError("SAMAutoGenMemory needs a scope (user_id, agent_id or run_id): a memory of no scope would "
                              "search every user's")
         self.memory, self.scopes, self.k = memory, scopes, k
+        self.filters = None if user_id is not None else NO_USER
 
     def _to_config(self) -> SAMAutoGenMemoryConfig:
         return SAMAutoGenMemoryConfig(**self.scopes, k=self.k)
@@ -142,7 +147,8 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
 
     async def query(self, query: Any = "", cancellation_token: Any = None, **kwargs: Any) -> Any:
         text = query if isinstance(query, str) else _text(query, "query")
-        found = await asyncio.to_thread(self.memory.search, text, limit=kwargs.get("k", self.k), **self.scopes)
+        found = await asyncio.to_thread(self.memory.search, text, limit=kwargs.get("k", self.k),
+                                        filters=self.filters, **self.scopes)
         results = []
         for hit in found["results"]:
             metadata = dict(hit.get("metadata") or {})
@@ -161,7 +167,17 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
         return UpdateContextResult(memories=found)
 
     async def clear(self) -> None:
-        await asyncio.to_thread(self.memory.delete_all, **self.scopes)
+        await asyncio.to_thread(self._clear)
+
+    def _clear(self) -> None:
+        """Delete this memory's memories: the scopes' all (delete_all) where a user is given, else those of no user
+        one by one, the store held throughout."""
+        if self.filters is None:
+            self.memory.delete_all(**self.scopes)
+            return
+        with self.memory.lock:
+            for hit in self.memory.get_all(**self.scopes, filters=self.filters, limit=None)["results"]:
+                self.memory.delete(hit["id"], **self.scopes)
 
     async def close(self) -> None:
         return None
