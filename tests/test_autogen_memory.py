@@ -247,3 +247,23 @@ def test_a_memory_of_no_user_neither_reads_nor_clears_a_users(adapter):
         assert [m.content for m in (await mia.query("card")).results] == ["Mia's card number ends in 4242"]
 
     asyncio.run(run())
+
+
+def test_update_context_orders_memories_a_save_without_times_holds(adapter):
+    """A ScopedMemory loaded from a save made before memories had times (scopedfile: "saves before times: none")
+    gives created_at None: update_context's chronological sort compared None to a time and raised TypeError,
+    failing the agent's run. A memory without a time is taken as the oldest."""
+    from autogen_core.memory import MemoryContent
+
+    store = ScopedMemory(HashingEncoder(64))
+    mia = adapter.SAMAutoGenMemory(store, user_id="mia")
+
+    async def run() -> None:
+        await mia.add(MemoryContent(content="Mia's laptop is CT-487926", mime_type="text/plain"))
+        store._times.clear()  # as a save without times loads: no memory has one
+        await mia.add(MemoryContent(content="Mia's laptop dock is D-2231", mime_type="text/plain"))
+        context = Context([types.SimpleNamespace(content="which laptop and dock?", type="UserMessage")])
+        await mia.update_context(context)
+        assert "1. Mia's laptop is CT-487926\n2. Mia's laptop dock is D-2231" in context.messages[-1].content
+
+    asyncio.run(run())

@@ -161,7 +161,8 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
     async def update_context(self, model_context: Any) -> Any:
         found = await self.query(_asked(await model_context.get_messages()))
         if found.results:  # in the order they were added, as the header says (and ListMemory lists them)
-            ordered = sorted(found.results, key=lambda m: m.metadata["created_at"])
+            # a memory of a save made before memories had times has none: the oldest (None and a time do not compare)
+            ordered = sorted(found.results, key=lambda m: m.metadata["created_at"] or "")
             said = "\n".join(f"{i}. {m.content}" for i, m in enumerate(ordered, start=1))
             await model_context.add_message(SystemMessage(content=f"{HEADER}{said}\n"))
         return UpdateContextResult(memories=found)
