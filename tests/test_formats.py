@@ -168,6 +168,31 @@ def autogen_messages() -> list[dict]:
             result("c2", "cancel", ERROR, True), words(DONE)]
 
 
+def smolagents_steps() -> list[dict]:
+    """As a smolagents ToolCallingAgent's memory dumps the conversation, two runs (run(HI), then run(YES,
+    reset=False)): [agent.memory.system_prompt.dict(), *agent.memory.get_succinct_steps()], the policy the system
+    prompt's step (written as the policy alone, where smolagents' own prompt holds it among its rules), each answer a
+    final_answer call; the cancel raised, so its step holds no tool_calls but the model's message and the error
+    (its message written as the tool's words, where smolagents wraps them: "Error executing tool 'cancel' ...")."""
+    timing = {"start_time": 1796601600.0, "end_time": 1796601601.0, "duration": 1.0}
+    call = lambda i, n, a: {"id": i, "type": "function", "function": {"name": n, "arguments": a}}  # noqa: E731
+
+    def action(n: int, calls: list, observations: str | None, error: str | None = None) -> dict:
+        message = {"role": "assistant", "content": None, "tool_calls": [
+            {"function": {"arguments": c["function"]["arguments"], "name": c["function"]["name"], "description": None},
+             "id": c["id"], "type": "function"} for c in calls], "raw": None, "token_usage": None}
+        return {"step_number": n, "timing": timing, "tool_calls": [] if error else calls,
+                "error": {"type": "AgentToolExecutionError", "message": error} if error else None,
+                "model_output_message": message, "model_output": None, "code_action": None,
+                "observations": observations, "observations_images": None, "action_output": None,
+                "token_usage": None, "is_final_answer": calls[0]["function"]["name"] == "final_answer"}
+    return [{"system_prompt": POLICY}, {"task": HI, "task_images": None},
+            action(1, [call("c1", "get_user", ARGS1)], json.dumps(USER)),
+            action(2, [call("a1", "final_answer", {"answer": SEE})], SEE), {"task": YES, "task_images": None},
+            action(1, [call("c2", "cancel", ARGS2)], None, ERROR),
+            action(2, [call("a2", "final_answer", {"answer": DONE})], DONE)]
+
+
 GEMINI_PART = ("media_resolution", "code_execution_result", "executable_code", "file_data", "function_call",
                "function_response", "inline_data", "text", "thought", "thought_signature", "video_metadata",
                "tool_call", "tool_response", "part_metadata")  # google-genai's Part fields
@@ -352,7 +377,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
              "bedrock": tmp_path / "bedrock.jsonl", "gemini": tmp_path / "gemini.jsonl",
              "openhands": tmp_path / "openhands.json", "openhands-v1": tmp_path / "openhands-v1.jsonl",
              "codex": tmp_path / "codex.jsonl", "pydantic-ai": tmp_path / "pydantic-ai.jsonl",
-             "autogen": tmp_path / "autogen.json"}
+             "autogen": tmp_path / "autogen.json", "smolagents": tmp_path / "smolagents.json"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -369,6 +394,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files["pydantic-ai"].write_text(json.dumps({"id": "conv-1", "messages": pydantic_ai_messages()}) + "\n")
     files["autogen"].write_text(json.dumps({"type": "AssistantAgentState", "version": "1.0.0",  # save_state()
                                             "llm_context": {"messages": autogen_messages()}}, indent=2) + "\n")
+    files["smolagents"].write_text(json.dumps(smolagents_steps(), indent=2) + "\n")  # json.dump(steps, f)
     files["swe-agent"].write_text(json.dumps(swe_agent_traj(swe_agent_history()), indent=2) + "\n")
     converse = bedrock_messages()  # the last Converse call logged: its request (with an id) and its response's output
     files["bedrock"].write_text(json.dumps({"id": "conv-1", "modelId": "anthropic.claude-sonnet-4",
@@ -409,8 +435,8 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
         report = ImportReport()
         events = list(iter_transcript_events(path, report=report))
         assert report.formats == {name: 1}, name
-        if name in ("swe-agent", "openhands", "openhands-v1", "autogen"):  # named by the instance (or session, or
-            # an AutoGen state's file): the episode
+        if name in ("swe-agent", "openhands", "openhands-v1", "autogen", "smolagents"):  # named by the instance
+            # (or session, or an AutoGen state's or smolagents memory's file): the episode
             assert {e["episode_id"] for e in events} == {name}
             events = [{**e, "episode_id": "conv-1"} for e in events]
         if name == "codex":  # named by the session's id (a UUID), as Codex names the rollout
@@ -450,9 +476,10 @@ def test_formats_are_told_from_the_messages():
     assert [detect(m) for m in (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(),
                                 genai_messages(), langchain_messages(), swe_agent_history(), bedrock_messages(),
                                 gemini_contents(), snake_case(gemini_contents()), openhands_events(),
-                                openhands_v1_events(), pydantic_ai_messages(), autogen_messages())] == [
+                                openhands_v1_events(), pydantic_ai_messages(), autogen_messages(),
+                                smolagents_steps())] == [
         "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini", "gemini",
-        "openhands", "openhands-v1", "pydantic-ai", "autogen"]
+        "openhands", "openhands-v1", "pydantic-ai", "autogen", "smolagents"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
@@ -468,7 +495,8 @@ def test_formats_are_told_from_the_messages():
     ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY), ("langchain", langchain_messages, ""),
     ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY), ("gemini", gemini_contents, POLICY),
     ("openhands", openhands_events, ""), ("openhands-v1", openhands_v1_events, ""),
-    ("pydantic-ai", pydantic_ai_messages, ""), ("autogen", autogen_messages, "")])
+    ("pydantic-ai", pydantic_ai_messages, ""), ("autogen", autogen_messages, ""),
+    ("smolagents", smolagents_steps, "")])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
@@ -484,7 +512,7 @@ def test_live_state_reads_every_format(name, messages, policy):
             "gemini": lambda m: m["parts"][0],
             "openhands": lambda m: m["tool_call_metadata"]["model_response"]["choices"][0]["message"]["tool_calls"][0],
             "openhands-v1": lambda m: m["tool_call"], "pydantic-ai": lambda m: m["parts"][0],
-            "autogen": lambda m: m["content"][0],
+            "autogen": lambda m: m["content"][0], "smolagents": lambda m: m["model_output_message"]["tool_calls"][0],
             }[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
@@ -506,6 +534,10 @@ NO_TOOLS = {
                                             {"kind": "response", "parts": [{"content": "hello", "part_kind": "text"}]}]},
     "autogen": {"id": "a", "messages": [{"content": "hi", "source": "user", "type": "UserMessage"},
                                         {"content": "hello", "thought": None, "source": "a", "type": "AssistantMessage"}]},
+    "smolagents": {"id": "a", "steps": [{"task": "hi", "task_images": None}, {
+        "step_number": 1, "tool_calls": [{"id": "a1", "type": "function", "function": {
+            "name": "final_answer", "arguments": {"answer": "hello"}}}], "model_output": None, "observations": "hello",
+        "error": None, "is_final_answer": True}]},
 }
 
 

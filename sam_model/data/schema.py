@@ -158,7 +158,7 @@ TRANSCRIPT_HINT = ("this looks like a tool-call transcript, not an agent log: co
 # LangChain), contents (Gemini), input / items (Responses), resourceSpans (OTLP), traj (tau-bench), history /
 # trajectory (SWE-agent, an OpenHands evaluation's output.jsonl), action / observation (an OpenHands event)
 CONVERSATION_KEYS = ("messages", "role", "contents", "input", "items", "resourceSpans", "traj", "history",
-                     "trajectory", "action", "observation")
+                     "trajectory", "action", "observation", "steps", "step_number")
 
 
 def _chat(obj: Any) -> bool:

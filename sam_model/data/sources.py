@@ -442,7 +442,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # ON "postId" = p.id JOIN users u ON u.id = "authorId" read postId and authorId as values (traced to any output
 # saying them). In an ON a name-shaped token compared to a column is a name, and a token after the operator no
 # evidence of strings (sqlwords._quoting), as before 145. No trained domain has a SQL tool.
-CONVERSION_VERSION = 146
+# 147: Hugging Face smolagents memories (agent.memory's steps dumped by get_full_steps() / get_succinct_steps(), a
+# .json a conversation or {"id", "system_prompt", "steps"} lines; write_memory_to_messages()'s ChatMessages) are read
+# by their own reader (formats.smolagents; a CodeAgent's tool calls read from its code with ast); before, a .json of
+# steps was "expected ... a conversation" and a .jsonl of them "message without 'role'". tau-bench airline, the
+# AutoCodeRover file and examples/logs (smolagents.json among them) convert byte for byte.
+CONVERSION_VERSION = 147
 
 
 @dataclass(frozen=True)

@@ -642,7 +642,9 @@ def _main(argv: list[str]) -> int:
                                             "(~/.gemini/tmp/<project hash>/chats/session-*.jsonl, or .json) or its "
                                             "chats folder, or a Pydantic AI history (.json: all_messages_json(), "
                                             "one conversation) or the folder of them, or an AutoGen agent's "
-                                            "save_state() (.json, one conversation) or the folder of them; a folder "
+                                            "save_state() (.json, one conversation) or the folder of them, or a "
+                                            "smolagents agent's memory steps (.json: get_full_steps(), one "
+                                            "conversation); a folder "
                                             "holding "
                                             "runs of several of these is read whole, each run by its reader (a .json "
                                             "beside the others is a run when it holds a list of events)")
@@ -668,7 +670,7 @@ def _main(argv: list[str]) -> int:
                              "line's instance_id, else the file's name, or its session's (V1: the conversation's "
                              "folder); Strands: the session; Codex: the session, a fork's the session it was forked "
                              "from; Claude Code: the session, its subagents' with it; a Pydantic AI .json: the "
-                             "file's name; an AutoGen save_state() .json: the file's name, a team's assistants "
+                             "file's name; a smolagents memory's .json: the file's name; an AutoGen save_state() .json: the file's name, a team's assistants "
                              "together); default all")
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")

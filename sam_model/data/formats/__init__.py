@@ -33,6 +33,7 @@ from sam_model.data.formats import (
     otel,
     pydantic_ai,
     responses,
+    smolagents,
     swe_agent,
     tau2,
 )
@@ -123,6 +124,12 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            'dump_component() .json: its system_message the policy); or a .jsonl of {"id", "messages": state["llm_context"]["messages"]} lines, or of '
            '{"id", "messages"} lines of the runs\' TaskResult.messages (TextMessage, ToolCallRequestEvent, ...)',
            autogen.to_chat, autogen.sniff),
+    Format("smolagents", "Hugging Face smolagents memory (agent.memory's steps: TaskStep, ActionStep with tool_calls "
+           "or a CodeAgent's code, observations; or write_memory_to_messages()'s tool-call / tool-response messages)",
+           'one conversation a .json file holding agent.memory.get_full_steps() (or get_succinct_steps(), '
+           'agent.memory.system_prompt.dict() first); or a .jsonl of {"id", "system_prompt"?, "steps"} lines, or of '
+           '{"id", "messages": [m.dict() for m in agent.write_memory_to_messages()]} lines',
+           smolagents.to_chat, smolagents.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
@@ -137,9 +144,10 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # message's extra (the harness's parsed actions, a format error's interrupt_type, an observation's raw_output) or exit
 # role no other's has, and its v2 Responses-model runs hold function_call_output items, which responses' sniff would take;
 # a Pydantic AI message has no role and a kind request or response beside its parts; an AutoGen message no role and a
-# type that names its class (UserMessage, ...), which no other format's type is
+# type that names its class (UserMessage, ...), which no other format's type is; a smolagents step no role and its
+# dataclass's keys (step_number with observations, task), its messages the roles tool-call / tool-response
 _SNIFF_ORDER = ("claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "mini-swe-agent",
-                "pydantic-ai", "autogen", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
+                "pydantic-ai", "autogen", "smolagents", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -159,7 +167,7 @@ def is_log_message(m: Any) -> bool:
         *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m)
         or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m) or claude_stream.is_message(m)
         or codex.is_line(m) or codex_exec.is_event(m) or gemini_cli.is_record(m) or mini_swe_agent.is_message(m)
-        or autogen.is_message(m))
+        or autogen.is_message(m) or smolagents.is_message(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:
@@ -191,7 +199,9 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("mini-swe-agent messages with the commands the harness ran (extra.actions)", "mini-swe-agent"),
           ("Pydantic AI messages with tool-call or tool-return parts", "pydantic-ai"),
           ("AutoGen messages with FunctionCalls or their results (AssistantMessage, FunctionExecutionResultMessage, "
-           "ToolCallRequestEvent, ToolCallExecutionEvent)", "autogen"))
+           "ToolCallRequestEvent, ToolCallExecutionEvent)", "autogen"),
+          ("smolagents steps or messages with tool calls (ActionStep tool_calls or code_action, tool-call)",
+           "smolagents"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -214,7 +224,7 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
                                "tool_call_response")):
             if t in types:
                 found.add(i)
-        calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+        calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) and not smolagents.step_kind(m) else []
         if any(isinstance(c, Mapping) and "function" not in c and "name" in c and "args" not in c for c in calls):
             found.add(6)
         if any(isinstance(c, Mapping) and "function" in c for c in calls):
@@ -252,6 +262,9 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
                                                      autogen.EXECUTION) or (
                 m["type"] == "AssistantMessage" and isinstance(m.get("content"), list))):
             found.add(23)
+        if (smolagents.step_kind(m) == "action" and (m.get("tool_calls") or m.get("code_action"))) or m.get(
+                "role") == "tool-call":
+            found.add(24)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]

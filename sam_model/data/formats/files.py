@@ -58,6 +58,7 @@ from sam_model.data.formats import (
     response_chains,
     responses,
     sessions,
+    smolagents,
     swe_agent,
     tau2,
     zstdexport,
@@ -74,7 +75,7 @@ Item = Conversation | TranscriptFormatError
 # the record an OpenHands conversation or session folder holds beside its event files (the folder, its events)
 EVENTLESS = {"base_state.json": ("an OpenHands V1 conversation folder", "events/event-NNNNN-ID.json"),
              "metadata.json": ("an OpenHands 0.x session folder", "events/<N>.json")}
-CONVERSATION_KEYS = ("messages", "input", "output", "items", "contents")  # what a conversation object holds
+CONVERSATION_KEYS = ("messages", "input", "output", "items", "contents", "steps")  # what a conversation object holds
 
 
 def episode_id_of(raw: Any) -> str:
@@ -137,14 +138,17 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     # in the folder itself alone, a folder holding one skipped every history of its subfolders without a word
     histories = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and _holds_list(q, HISTORY_HEAD)
                        and _first_is(q, pydantic_ai.is_history))
-    held = set(histories)  # a list looked through for each file of the folder was quadratic in a folder of histories
+    # a smolagents memory (json.dump(agent.memory.get_full_steps(), f)) likewise, told by its content at any depth
+    memories = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and q not in histories
+                      and _holds_list(q, STEPS_HEAD) and _first_is(q, smolagents.is_steps))
+    held = {*histories, *memories}  # a list looked through for each file of the folder was quadratic
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
-    kinds["pydantic-ai"] = histories
+    kinds["pydantic-ai"], kinds["smolagents"] = histories, memories
     saved = [q for q in loose if not _holds_list(q) and _first_is(q, autogen.is_state)]  # save_state(), one a file
     configs = [q for q in loose if saved and not _holds_list(q) and _first_is(q, autogen.is_config)]  # their policy
     loose = [q for q in loose if q not in saved and q not in configs]
     kinds["autogen"] = [*saved, *configs]
-    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or histories or saved or (
+    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or held or saved or (
         loose and headless_files(folder)) else loose
     return {kind: files for kind, files in kinds.items() if files}
 
@@ -270,6 +274,8 @@ def _first_is(q: Path, test: Callable[[Any], bool], bad: bool = False) -> bool:
 # how a Pydantic AI history's file opens (all_messages_json(): its first message's first key "parts", or a
 # hand-written "kind" of a request or response), told from the file's head, so no OpenHands trajectory is parsed whole
 HISTORY_HEAD = re.compile(rb'\[\s*\{\s*"(parts|kind"\s*:\s*"(request|response))"')
+# how a smolagents memory's dump opens (step.dict()'s first key: a SystemPromptStep, a TaskStep or an ActionStep)
+STEPS_HEAD = re.compile(rb'\[\s*\{\s*"(system_prompt|task|step_number)"\s*:')
 
 
 def _holds_list(q: Path, opening: re.Pattern[bytes] | None = None) -> bool:
@@ -479,6 +485,11 @@ def conversations(path: str | Path, format: str | None = None,
     if _whole(p) and format in (None, "pydantic-ai") and pydantic_ai.is_history(first[0]):  # all_messages_json()
         yield from _unique(iter([_history(p, [*head, *docs], _stem(p).removesuffix(".json"))]), seen)
         return
+    if _whole(p) and format in (None, "smolagents") and smolagents.is_steps(first[0]):  # get_full_steps()
+        doc, where = first
+        name = _stem(p).removesuffix(".json")
+        yield from _unique(iter([Conversation(episode_id_of(name), doc, where, episode_id_of(name), "smolagents")]), seen)
+        return
     if _whole(p) and format in (None, "autogen") and autogen.is_state(first[0]):  # await agent.save_state()
         yield from _unique(_saved(p, [*head, *docs], _stem(p).removesuffix(".json")), seen)
         return
@@ -665,7 +676,7 @@ def document_format(doc: Any) -> str | None:
                       ("claude-code", claude_code.is_entry), ("claude-code", claude_stream.is_message),
                       ("gemini-cli", gemini_cli.is_header),
                       ("codex-exec", codex_exec.is_event), ("pydantic-ai", pydantic_ai.is_history),
-                      ("autogen", autogen.is_state)):
+                      ("autogen", autogen.is_state), ("smolagents", smolagents.is_steps)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
@@ -699,8 +710,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             f"{folder} is a folder without SWE-agent .traj files, mini-swe-agent .traj.json files, session stores "
             "(Strands Agents, OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json), Codex rollouts "
             "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl), OTLP JSON files (an OpenTelemetry "
-            "collector's file exporter), OpenHands .json trajectories, AutoGen saved states or Pydantic AI "
-            "histories (.json, one a conversation); give "
+            "collector's file exporter), OpenHands .json trajectories, AutoGen saved states, smolagents memories or "
+            "Pydantic AI histories (.json, one a conversation); give "
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
     _check_forced(folder, found, format)
@@ -735,6 +746,17 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                 yield from _unique(iter([_history(q, list(documents(q)), name)]), seen)
                 if on_file is not None:
                     on_file(q)
+        elif kind == "smolagents":  # a memory's steps a file, named by its path in the folder
+            for q in paths:
+                name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(".json")
+                doc, where = next(iter(documents(q)))
+                if isinstance(doc, TranscriptFormatError):
+                    yield doc
+                else:
+                    yield from _unique(iter([Conversation(episode_id_of(name), doc, where, episode_id_of(name),
+                                                          "smolagents")]), seen)
+                if on_file is not None:
+                    on_file(q)
         elif kind == "autogen":  # a save_state() a file, named by its path in the folder; the agents' configs
             configs = [q for q in paths if _first_is(q, autogen.is_config)]  # (dump_component()) their policy
             policies = _autogen_policies(configs)
@@ -767,7 +789,8 @@ _HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
          "gemini-cli": ("Gemini CLI session file{s} (session-*.jsonl)", ("gemini-cli",)),
          "openhands": ("OpenHands trajectory file{s} (.json)", ("openhands", openhands.V1)),
          "pydantic-ai": ("Pydantic AI message history file{s} (.json)", ("pydantic-ai",)),
-         "autogen": ("AutoGen saved state file{s} (.json)", ("autogen",))}
+         "autogen": ("AutoGen saved state file{s} (.json)", ("autogen",)),
+         "smolagents": ("smolagents memory file{s} (.json)", ("smolagents",))}
 
 
 def _held(found: dict[str, list[Path]]) -> dict[str, set[Path]]:
@@ -1016,13 +1039,17 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             raise TranscriptFormatError(where, bedrock.INVOCATION_LOG)
         elif isinstance(obj, Mapping) and any(k in obj for k in CONVERSATION_KEYS):
             raw_id = _id(obj, "id", where)
-            key = next((k for k in ("messages", "contents") if k in obj), None)
+            key = next((k for k in ("messages", "contents", "steps") if k in obj), None)
             messages = (bedrock.with_output(obj, where) if key == "messages" else obj[key] if key
                         else responses.items_of(obj, where))
+            if key == "steps" and not isinstance(messages, list):  # smolagents: agent.memory.get_full_steps()
+                raise TranscriptFormatError(where, f"'steps' is {json_type(messages)}, expected the list "
+                                                   "agent.memory.get_full_steps() returns (smolagents)")
             if key == "contents" and not isinstance(messages, list):  # it was "'messages' is ...", a key not there
                 raise TranscriptFormatError(where, f"'contents' is {json_type(messages)}, expected a list of Gemini "
                                                    "contents {\"role\", \"parts\": [...]}")
-            fmt = format if format not in (None, "tau1") else {"contents": "gemini", None: "responses"}.get(key)
+            fmt = format if format not in (None, "tau1") else {"contents": "gemini", "steps": "smolagents",
+                                                                None: "responses"}.get(key)
             if fmt is None and isinstance(messages, list):  # a top-level "system" is Anthropic's, as is its shape
                 fmt = detect(messages)
                 if fmt == "openai" and "system" in obj and not _openai_tools(messages):
@@ -1033,6 +1060,12 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             if isinstance(obj.get("instructions"), str):
                 policy = obj["instructions"]
             policy = gemini.policy(obj, where) or policy  # system_instruction
+            if key == "steps" and obj.get("system_prompt") is not None:  # agent.memory.system_prompt.system_prompt
+                if not isinstance(obj["system_prompt"], str):
+                    raise TranscriptFormatError(where, f"'system_prompt' is {json_type(obj['system_prompt'])}, "
+                                                       "expected the agent's system prompt (a string)")
+                messages = [{"system_prompt": obj["system_prompt"]}, *messages]  # its step, as the memory holds it:
+                # a CodeAgent's prompt names its tools' parameters, which positional arguments take
             group = obj.get("group", obj.get("task_id", raw_id))
             if isinstance(group, (dict, list)):
                 raise TranscriptFormatError(where, f"'group' is {json_type(group)}; expected a string")
@@ -1093,7 +1126,7 @@ def is_transcript_file(path: str | Path) -> bool:
                 or mini_swe_agent.is_trajectory(first)
                 or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc)
                 or gemini_cli.is_header(doc) or headless or pydantic_ai.is_history(doc)
-                or autogen.is_state(doc))
+                or autogen.is_state(doc) or smolagents.is_steps(doc))
     except SAMFileError:
         return False
     return False

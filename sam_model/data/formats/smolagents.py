@@ -1,0 +1,292 @@
+"""Hugging Face smolagents memories: an agent's ``memory.steps`` as it dumps them, or the messages it writes of them.
+
+smolagents keeps no transcript file of its own: a run leaves ``agent.memory``, whose steps a program dumps
+(``agent.memory.get_full_steps()``, or ``get_succinct_steps()`` without each step's model input), each step a
+dataclass's ``dict()`` that names no type, so a step is told by its keys: a ``TaskStep`` ``{"task",
+"task_images"}`` (the user's words: ``run(task)``, each later ``run(..., reset=False)`` a task of its own), a
+``SystemPromptStep`` ``{"system_prompt"}`` (``agent.memory.system_prompt.dict()``: the policy), a ``PlanningStep``
+``{"plan", "model_output_message", ...}`` (the agent's plan, its words), a ``FinalAnswerStep`` ``{"output"}`` and an
+``ActionStep`` ``{"step_number", "model_output", "tool_calls", "observations", "error", "code_action",
+"action_output", "is_final_answer", ...}``. A ``ToolCallingAgent``'s action is its ``tool_calls``
+(``{"id", "type", "function": {"name", "arguments"}}``), the model's text beside them its words, and its
+``observations`` the tools' outputs, one text for the step (parallel calls' outputs joined, so they answer the step's
+last call); a call that raised leaves ``tool_calls`` empty and an ``error`` (``{"type", "message"}``): the call is
+read from the ``model_output_message`` and its result is the error, flagged failed. Its ``final_answer`` call is
+the answer, words said to the user. A ``CodeAgent``'s action is Python (``code_action``), whose tool calls are read
+from the code (:mod:`sam_model.data.formats.smolagents_code`); its ``model_output`` beside the code is its words,
+and a final step's ``action_output`` the answer. The system prompt is also the first of an action's
+``model_input_messages`` (full steps), read as the policy when no ``SystemPromptStep`` came first.
+
+What ``agent.write_memory_to_messages()`` returns is read too (``[m.dict() for m in ...]``): ChatMessages of roles
+``system``, ``user`` (a task as ``New task:\\n...``), ``assistant``, ``tool-call`` (``Calling tools:\\n`` and the calls
+as Python writes a list of dicts) and ``tool-response`` (``Observation:\\n...``, or ``Error:\\n...`` for a failed step),
+content a list of ``{"type": "text", "text"}`` parts. Those messages lose what the steps keep (a ToolCallingAgent's
+failed call is missing, its error alone), so the steps are the better log.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each, text_of
+from sam_model.data.formats.smolagents_code import FINAL, INTERPRETER, Calls, answered
+from sam_model.io import json_type
+
+ACTION_KEYS = frozenset({"step_number", "model_output", "observations", "tool_calls"})
+ROLES = ("system", "user", "assistant", "tool-call", "tool-response")
+TASK, CALLING, OBSERVED, ERROR = "New task:\n", "Calling tools:\n", "Observation:\n", "Error:\n"
+RETRY = "\nNow let's retry: take care not to repeat previous errors!"  # smolagents' words after an error
+PROCEED = "Now proceed and carry out this plan."  # smolagents' user turn after a plan: not the user's
+_CODE = re.compile(r"<code>.*?(?:</code>|$)|```(?:py|python)?\n.*?(?:```|$)", re.DOTALL)
+
+
+def step_kind(m: Any) -> str | None:
+    """A memory step's kind as its ``dict()`` writes it (none names its type), or None."""
+    if not isinstance(m, Mapping) or "role" in m:
+        return None
+    keys = set(m)
+    if ACTION_KEYS <= keys:
+        return "action"
+    if "task" in keys and keys <= {"task", "task_images"}:
+        return "task"
+    if keys == {"system_prompt"}:
+        return "system"
+    if {"plan", "model_output_message"} <= keys:
+        return "planning"
+    if keys == {"output"}:
+        return "final"
+    return None
+
+
+def is_message(m: Any) -> bool:
+    """A step, or a ChatMessage of smolagents' own roles (``tool-call``, ``tool-response``)."""
+    return step_kind(m) is not None or (isinstance(m, Mapping) and m.get("role") in ("tool-call", "tool-response"))
+
+
+def is_steps(doc: Any) -> bool:
+    """A dumped memory: a list of steps (``get_full_steps()``, ``get_succinct_steps()``, the system prompt's step
+    first or not), one conversation, holding a task or an action."""
+    return (isinstance(doc, list) and bool(doc) and all(step_kind(s) is not None for s in doc)
+            and any(step_kind(s) in ("task", "action") for s in doc))
+
+
+def sniff(messages: list[Any]) -> bool:
+    return any(step_kind(m) in ("action", "task") or (isinstance(m, Mapping) and m.get("role") in ROLES[3:])
+               for m in messages)
+
+
+def to_chat(messages: list[Any], where: str) -> Chat:
+    chat, code = Chat(), Calls()
+    steps = any(step_kind(m) is not None for m in messages if isinstance(m, Mapping))
+    policy = False
+    pending: list[dict[str, Any]] | None = None  # the calls a tool-response answers (write_memory_to_messages)
+    for i, m, w in each(messages, where, "step" if steps else "message"):
+        source = f"{'step' if steps else 'message'} {i}"
+        kind = step_kind(m) if steps else None
+        if steps and kind is None:
+            raise TranscriptFormatError(w, f"a step with keys {', '.join(map(repr, list(m)[:6]))}, expected a smolagents "
+                                           "memory step as step.dict() writes it (TaskStep {task}, ActionStep "
+                                           "{step_number, model_output, tool_calls, observations, ...}, PlanningStep "
+                                           "{plan, ...}, FinalAnswerStep {output}, SystemPromptStep {system_prompt})")
+        if kind == "system" or (kind == "action" and not policy):
+            prompt = m["system_prompt"] if kind == "system" else _input_prompt(m, w)
+            if prompt is not None:
+                chat.add({"role": "system", "content": _string(prompt, w, "system_prompt")}, source)
+                code.learn_prompt(prompt)
+                policy = True
+        if kind == "task":
+            chat.add({"role": "user", "content": _string(m["task"], w, "task")}, source)
+            if m.get("task_images"):
+                chat.ignored["image"] += len(m["task_images"]) if isinstance(m["task_images"], list) else 1
+        elif kind == "planning":
+            chat.add({"role": "assistant", "content": _string(m["plan"], w, "plan")}, source)
+        elif kind == "final":
+            chat.ignored["FinalAnswerStep"] += 1  # the answer its last action step gave
+        elif kind == "action":
+            _action(chat, code, m, w, source, i)
+        elif not steps:
+            pending = _message(chat, code, m, w, source, pending)
+    chat.ignored.update(code.ignored)
+    return chat
+
+
+def _input_prompt(step: Mapping[str, Any], where: str) -> str | None:
+    """The system prompt a full step's model input opens with (``get_full_steps()``), or None."""
+    inputs = step.get("model_input_messages")
+    first = inputs[0] if isinstance(inputs, list) and inputs else None
+    if isinstance(first, Mapping) and first.get("role") == "system":
+        return text_of(first.get("content"), f"{where}, model_input_messages 0") or None
+    return None
+
+
+def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: str, index: int) -> None:
+    """An ActionStep; ``index`` its place in the memory, which names the calls read from its code (its step_number
+    starts again at 1 with each run)."""
+    calls = m.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise TranscriptFormatError(where, f"'tool_calls' is {json_type(calls)}, expected a list of "
+                                           "{\"id\", \"type\", \"function\": {\"name\", \"arguments\"}}")
+    error = m.get("error")
+    if error is not None and not (isinstance(error, Mapping) and isinstance(error.get("message"), str)):
+        raise TranscriptFormatError(where, f"'error' is {json_type(error)}, expected null or {{\"type\", \"message\"}}")
+    if not calls and error is not None:  # a ToolCallingAgent's call that raised: only the model's message has it
+        output = m.get("model_output_message")
+        calls = (output.get("tool_calls") or []) if isinstance(output, Mapping) else []
+    observed = m.get("observations")
+    if observed is not None and not isinstance(observed, str):
+        raise TranscriptFormatError(where, f"'observations' is {json_type(observed)}, expected a string or null")
+    program = m.get("code_action")
+    code_call = next((c for c in calls if isinstance(c, Mapping) and isinstance(c.get("function"), Mapping)
+                      and c["function"].get("name") == INTERPRETER), None)
+    if program is not None or code_call is not None:
+        if program is None:
+            program = _arguments(code_call, where)
+        words = _CODE.sub("", _text(m.get("model_output"), where)).strip()
+        base = code_call.get("id") if code_call is not None else None  # smolagents': call_N, N the memory's length
+        made, answer = _code_calls(code, program, base if isinstance(base, str) and base else f"call_{index}", where)
+        if m.get("is_final_answer") is True and "action_output" in m:
+            answer = m["action_output"]
+        _turn(chat, words, made, observed, error, answer, source)
+        return
+    made, answer = [], None
+    for j, c in enumerate(calls):
+        name, args = _name(c, f"{where}, call {j}"), _arguments(c, f"{where}, call {j}")
+        if name == FINAL:
+            answer = args.get("answer", args) if isinstance(args, Mapping) else args
+        else:
+            made.append(chat_call(c.get("id"), name, args, f"{where}, call {j}"))
+    _turn(chat, _text(m.get("model_output"), where), made, None if answer is not None and not made else observed,
+          error, answer, source)
+
+
+def _turn(chat: Chat, words: str, calls: list[dict[str, Any]], observed: str | None, error: Mapping | None,
+          answer: Any, source: str) -> None:
+    """One action: the words and calls, their result (the step's observations; its error, failed), the answer."""
+    if calls or words:
+        chat.add({"role": "assistant", "content": words or None, **({"tool_calls": calls} if calls else {})}, source)
+    last = calls[-1] if calls else None
+    if last is not None and (observed is not None or error is not None):
+        text = "\n".join(t for t in (observed, error and error["message"]) if t)
+        chat.add({"role": "tool", "tool_call_id": last["id"], "name": last["function"]["name"], "content": text,
+                  **({FAILED: True} if error is not None else {})}, source)
+    elif error is not None:  # no call read: smolagents' words to the model of what went wrong
+        chat.ignored["error without a call"] += 1
+    if answer is not None:
+        chat.add({"role": "assistant", "content": _said(answer)}, source)
+
+
+def _code_calls(code: Calls, program: Any, base: str, where: str) -> tuple[list[dict[str, Any]], Any]:
+    """The tool calls of a step's code, named ``BASE.K`` after the step's python_interpreter call, and its answer."""
+    if not isinstance(program, str):
+        raise TranscriptFormatError(where, f"'code_action' is {json_type(program)}, expected the code the agent ran")
+    read = code.read(program)
+    if read is None:  # no Python: smolagents could not run it either (its error follows)
+        return [chat_call(base, INTERPRETER, {"code": program}, where)], None
+    calls, answer = read
+    made = [chat_call(f"{base}.{k}", name, args, where) for k, (name, args) in enumerate(calls)]
+    if not made and not answered(answer):  # code of its own (a sum, a print): smolagents' one call
+        made = [chat_call(base, INTERPRETER, {"code": program}, where)]
+    return made, answer if answered(answer) else None
+
+
+def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: str,
+             pending: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """One of ``write_memory_to_messages()``, ``pending`` the calls its last tool-call made (an empty list: a final
+    answer, whose tool-response repeats it); returns the calls a tool-response would answer next."""
+    role = m.get("role")
+    if role not in ROLES:
+        raise TranscriptFormatError(where, (f"'role' is {json.dumps(role, default=str)[:40]}" if "role" in m else
+                                            "no 'role'") + f", expected one of {', '.join(ROLES)} (a smolagents "
+                                                           "ChatMessage as .dict() writes it)")
+    text = text_of(m.get("content"), where, ignored=chat.ignored)
+    if role == "system":
+        code.learn_prompt(text)
+        chat.add({"role": "system", "content": text}, source)
+    elif role == "user" and text == PROCEED:
+        chat.ignored["plan prompt"] += 1
+    elif role == "user":
+        chat.add({"role": "user", "content": text.removeprefix(TASK)}, source)
+    elif role == "assistant":
+        words = _CODE.sub("", text).strip()
+        if words:
+            chat.add({"role": "assistant", "content": words}, source)
+    elif role == "tool-call":
+        return _message_calls(chat, code, text, where, source)
+    elif pending:  # a tool-response: the step's one output answers its last call
+        failed = not text.startswith(OBSERVED)
+        body = text.split(ERROR, 1)[-1].split(RETRY, 1)[0] if failed else text.removeprefix(OBSERVED)
+        chat.add({"role": "tool", "tool_call_id": pending[-1]["id"], "name": pending[-1]["function"]["name"],
+                  "content": body, **({FAILED: True} if failed else {})}, source)
+    elif pending is None:  # an error of a call these messages do not hold (a ToolCallingAgent's that raised)
+        chat.ignored["result without a call"] += 1
+    return None
+
+
+def _message_calls(chat: Chat, code: Calls, text: str, where: str, source: str) -> list[dict[str, Any]]:
+    """A tool-call message's calls, joined to the words just before them (one step); returns them, or [] for a
+    final answer (its words added here)."""
+    try:
+        calls = ast.literal_eval(text.removeprefix(CALLING))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise TranscriptFormatError(where, "a tool-call message whose text is not 'Calling tools:' and a Python "
+                                           "list of calls, as smolagents writes it") from None
+    if not isinstance(calls, list):
+        raise TranscriptFormatError(where, f"a tool-call message holding {json_type(calls)}, expected a list of calls")
+    made: list[dict[str, Any]] = []
+    answer = None
+    for j, c in enumerate(calls):
+        name, args = _name(c, f"{where}, call {j}"), _arguments(c, f"{where}, call {j}")
+        if name == INTERPRETER:
+            found, said = _code_calls(code, args, str(c.get("id") or f"call_{j}"), where)
+            made += found
+            answer = said if said is not None else answer
+        elif name == FINAL:
+            answer = args.get("answer", args) if isinstance(args, Mapping) else args
+        else:
+            made.append(chat_call(c.get("id"), name, args, f"{where}, call {j}"))
+    last = chat.messages[-1] if chat.messages else None
+    if made and last is not None and last["role"] == "assistant" and not last.get("tool_calls"):
+        last["tool_calls"] = made  # the words the step's model output said beside its calls
+    elif made:
+        chat.add({"role": "assistant", "content": None, "tool_calls": made}, source)
+    if answer is not None:
+        chat.add({"role": "assistant", "content": _said(answer)}, source)
+    return [] if answer is not None and not made else made
+
+
+def _said(answer: Any) -> str:
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+
+
+def _name(call: Any, where: str) -> str:
+    fn = call.get("function") if isinstance(call, Mapping) else None
+    if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str) or not fn["name"]:
+        raise TranscriptFormatError(where, "a tool call without 'function.name', expected {\"id\", \"type\", "
+                                           "\"function\": {\"name\", \"arguments\"}}")
+    return fn["name"]
+
+
+def _arguments(call: Mapping[str, Any], where: str) -> Any:
+    args = call["function"].get("arguments")
+    if isinstance(args, str) and call["function"]["name"] != INTERPRETER:
+        try:
+            return json.loads(args)
+        except ValueError:
+            return args
+    return args
+
+
+def _text(value: Any, where: str) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    return text_of(value, f"{where}, model_output")
+
+
+def _string(value: Any, where: str, field: str) -> str:
+    if not isinstance(value, str):
+        raise TranscriptFormatError(where, f"'{field}' is {json_type(value)}, expected a string")
+    return value

@@ -1,0 +1,211 @@
+"""Hugging Face smolagents memories (sam_model.data.formats.smolagents): a CodeAgent's tool calls read from its code,
+the messages write_memory_to_messages() gives read as its steps are, a folder of dumped memories, bad steps refused
+in one line, and tau-bench rewritten as ToolCallingAgent memories gives the spec's events. The dumps are shaped as
+smolagents 1.26 writes them (a ToolCallingAgent's and a CodeAgent's, run with a scripted model, compared by hand)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_formats import ERROR, TAU, needs_tau, smolagents_steps
+
+from sam_model.data.formats import detect, to_chat
+from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
+
+TESTS = Path(__file__).resolve().parent
+TIMING = {"start_time": 0.0, "end_time": 1.0, "duration": 1.0}
+PROMPT = ("You are an expert assistant who can solve any task using code blobs. ...\n<code>\n"
+          "def get_user(user_id: string) -> object:\n    \"\"\"Look up a user.\"\"\"\n\n"
+          "def cancel(reservation_id: string, user_id: string, reason: string) -> string:\n    \"\"\"Cancel.\"\"\"\n"
+          "</code>\nYou are an agent. Cabins: economy, business.")
+
+
+def code_step(n: int, code: str, observed: str | None, output=None, final: bool = False, error: str | None = None,
+              call: int = 1):
+    """A CodeAgent's ActionStep as step.dict() writes it: one python_interpreter call holding the code, its id
+    call_N, N the memory's steps before it."""
+    text = f"Thought: step {n}\n<code>\n{code}\n</code>"
+    return {"step_number": n, "timing": TIMING, "tool_calls": [{"id": f"call_{call}", "type": "function", "function": {
+        "name": "python_interpreter", "arguments": code}}], "error": {"type": "AgentExecutionError", "message": error}
+        if error else None, "model_output_message": {"role": "assistant", "content": text, "tool_calls": None,
+                                                     "raw": None, "token_usage": None},
+        "model_output": text, "code_action": code, "observations": observed, "observations_images": None,
+        "action_output": output, "token_usage": None, "is_final_answer": final}
+
+
+def code_memory() -> list[dict]:
+    return [{"system_prompt": PROMPT}, {"task": "Hi, my user id is ann_lee_123.", "task_images": None},
+            code_step(1, 'user = get_user("ann_lee_123")\nprint(user)',
+                      "Execution logs:\n{'name': 'Ann', 'reservations': ['QX7Z9A']}\nLast output from code snippet:\n"
+                      "None"),
+            code_step(2, 'final_answer("I see reservation QX7Z9A. Cancel it?")',
+                      "Execution logs:\nLast output from code snippet:\nI see reservation QX7Z9A. Cancel it?",
+                      "I see reservation QX7Z9A. Cancel it?", final=True, call=2),
+            {"task": "yes please", "task_images": None},
+            code_step(1, 'rid = "QX7Z9A"\ncancel(reservation_id=rid, user_id=user["id"], reason="change of plans")',
+                      None, error="Code execution failed: ValueError: already cancelled", call=4),
+            code_step(2, 'final_answer("Sorry.")', "Execution logs:\nLast output from code snippet:\nSorry.", "Sorry.",
+                      final=True, call=5)]
+
+
+def test_a_code_agents_calls_are_read_from_its_code():
+    chat = to_chat(code_memory())
+    calls = [c["function"] for m in chat.messages for c in m.get("tool_calls") or []]
+    # a positional argument named by the prompt's def line; a name bound to a literal read as it; user["id"], a
+    # value computed at run time, left out and counted
+    assert calls == [{"name": "get_user", "arguments": {"user_id": "ann_lee_123"}},
+                     {"name": "cancel", "arguments": {"reservation_id": "QX7Z9A", "reason": "change of plans"}}]
+    assert chat.ignored == {"code argument computed at run time": 1}
+    said = [m["content"] for m in chat.messages if m["role"] == "assistant" and not m.get("tool_calls")]
+    # the model output beside the code is its words, the code none; then the answers
+    assert said == ["Thought: step 2", "I see reservation QX7Z9A. Cancel it?", "Thought: step 2", "Sorry."]
+    failed = [m for m in chat.messages if m["role"] == "tool" and m.get("is_error")]
+    assert [m["content"] for m in failed] == ["Code execution failed: ValueError: already cancelled"]
+    assert chat.messages[0] == {"role": "system", "content": PROMPT}
+
+
+def test_without_a_prompt_any_call_of_a_name_the_code_does_not_define_is_a_tool():
+    steps = [{"task": "total of 3 and 4, then file it", "task_images": None},
+             code_step(1, "def add(a, b):\n    return a + b\nx = add(3, 4)\nprint(len(str(x)))\nfile_total(x, note='ok')",
+                       "Execution logs:\n1\nLast output from code snippet:\nNone")]
+    calls = [c["function"] for m in to_chat(steps).messages for c in m.get("tool_calls") or []]
+    assert calls == [{"name": "file_total", "arguments": {"note": "ok"}}]  # add, len, str, print are no tools
+
+
+def test_code_that_calls_no_tool_is_the_python_interpreter_call_smolagents_records():
+    steps = [{"task": "what is 17 * 3?", "task_images": None},
+             code_step(1, "print(17 * 3)", "Execution logs:\n51\nLast output from code snippet:\nNone")]
+    chat = to_chat(steps)
+    assert chat.messages[1]["tool_calls"][0]["function"] == {"name": "python_interpreter",
+                                                             "arguments": {"code": "print(17 * 3)"}}
+    assert chat.messages[2]["content"].startswith("Execution logs:\n51")
+
+
+def as_messages(steps: list[dict]) -> list[dict]:
+    """What agent.write_memory_to_messages() gives of these steps, [m.dict() for m in ...] (smolagents 1.26's
+    ActionStep.to_messages: the model output, 'Calling tools:' and the calls as str() of their dicts, 'Observation:'
+    or 'Call id: ...\\nError:' and its retry advice; a task as 'New task:')."""
+    text = lambda role, t: {"role": role, "content": [{"type": "text", "text": t}], "tool_calls": None,  # noqa: E731
+                            "raw": None, "token_usage": None}
+    out = []
+    for s in steps:
+        if "system_prompt" in s:
+            out.append(text("system", s["system_prompt"]))
+        elif "task" in s:
+            out.append(text("user", "New task:\n" + s["task"]))
+        else:
+            if s["model_output"] is not None:
+                out.append(text("assistant", s["model_output"].strip()))
+            if s["tool_calls"]:
+                out.append(text("tool-call", "Calling tools:\n" + str(s["tool_calls"])))
+            if s["observations"] is not None:
+                out.append(text("tool-response", "Observation:\n" + s["observations"]))
+            if s["error"] is not None:
+                head = f"Call id: {s['tool_calls'][0]['id']}\n" if s["tool_calls"] else ""
+                out.append(text("tool-response", head + "Error:\n" + s["error"]["message"] + "\nNow let's retry: take "
+                                "care not to repeat previous errors! If you have retried several times, try a "
+                                "completely different approach.\n"))
+    return out
+
+
+def test_write_memory_to_messages_reads_as_the_steps_do(tmp_path):
+    """A CodeAgent's messages hold all its steps say, so both give the same events; a ToolCallingAgent's lose the
+    call that raised (its step has no tool_calls, and to_messages writes none), so its decision is missing there."""
+    steps, messages = tmp_path / "steps.jsonl", tmp_path / "messages.jsonl"
+    memory = code_memory()
+    steps.write_text(json.dumps({"id": "c", "system_prompt": memory[0]["system_prompt"], "steps": memory[1:]}) + "\n")
+    messages.write_text(json.dumps({"id": "c", "messages": as_messages(memory)}) + "\n")
+    assert detect(as_messages(memory)) == "smolagents"
+    assert list(iter_transcript_events(messages)) == list(iter_transcript_events(steps))
+    tool_calling = as_messages(smolagents_steps())
+    chat = to_chat(tool_calling)
+    assert [c["function"]["name"] for m in chat.messages for c in m.get("tool_calls") or []] == ["get_user"]
+    assert chat.ignored == {"result without a call": 1}
+    assert ERROR not in json.dumps(chat.messages)
+
+
+def test_a_folder_of_dumped_memories_is_read_a_conversation_a_file(tmp_path, capsys):
+    """json.dump(agent.memory.get_full_steps(), f) a conversation: a walkthrough's folder of them was read as OpenHands
+    trajectories ("an event must be an object with 'action' or 'observation'"), and --format smolagents refused it."""
+    folder = tmp_path / "memories"
+    assert subprocess.run([sys.executable, str(TESTS / "smolagents_leave.py"), str(folder), "6", "0"]).returncode == 0
+    report = ImportReport()
+    events = list(iter_transcript_events(folder, report=report))
+    assert report.formats == {"smolagents": 6}
+    assert {e["episode_id"] for e in events} == {q.stem for q in folder.glob("*.json")}
+    assert events == list(iter_transcript_events(folder, format="smolagents"))
+    jsonl = tmp_path / "memories.jsonl"  # the same conversations as {"id", "system_prompt", "steps"} lines
+    assert subprocess.run([sys.executable, str(TESTS / "smolagents_leave.py"), str(jsonl), "6", "0", "--jsonl"]
+                          ).returncode == 0
+    assert sorted(map(json.dumps, iter_transcript_events(jsonl))) == sorted(map(json.dumps, events))
+
+
+@pytest.mark.parametrize("step, said", [
+    ({"step_number": 1, "model_output": None, "observations": None, "tool_calls": "get_user"},
+     "step 1: 'tool_calls' is a string, expected a list"),
+    ({"step_number": 1, "model_output": None, "observations": 7, "tool_calls": []},
+     "step 1: 'observations' is a number, expected a string or null"),
+    ({"step_number": 1, "model_output": None, "observations": None, "tool_calls": [{"id": "c1", "function": {}}]},
+     "step 1, call 0: a tool call without 'function.name'"),
+    ({"tasks": "hi"}, "step 1: a step with keys 'tasks', expected a smolagents memory step"),
+])
+def test_a_bad_step_is_refused_in_one_line_naming_the_file_line_and_field(tmp_path, capsys, step, said):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"id": "c", "steps": [{"task": "hi", "task_images": None}, step]}) + "\n")
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}:1: conversation c, {said}") or f"{path}:1" in err and said in err, err
+    assert err.count("\n") == 1
+
+
+def test_format_smolagents_forces_the_reader_and_another_is_told_to_use_it(tmp_path, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"id": "c", "messages": smolagents_steps()}) + "\n")
+    assert main([str(path), str(tmp_path / "a.jsonl"), "--format", "smolagents"]) == 0
+    assert main([str(path), str(tmp_path / "b.jsonl"), "--format", "openai"]) == 1
+    assert "try --format smolagents" in capsys.readouterr().err
+
+
+def to_smolagents(traj: list[dict]) -> list[dict]:
+    """A tau-bench trajectory as a ToolCallingAgent's memory dumps it: the system prompt's step, a task a user turn,
+    an action a step (its words the model output, its one call's output the observations), the agent's words to
+    the user a final_answer call."""
+    steps, n = [], 0
+    for i, m in enumerate(traj):
+        if m["role"] == "system":
+            steps.append({"system_prompt": m["content"]})
+        elif m["role"] == "user":
+            steps.append({"task": m["content"], "task_images": None})
+        elif m["role"] == "assistant":
+            n += 1
+            calls = [{"id": c["id"], "type": "function", "function": {"name": c["function"]["name"], "arguments":
+                                                                       json.loads(c["function"]["arguments"])}}
+                     for c in m.get("tool_calls") or []] or [{"id": f"a{i}", "type": "function", "function": {
+                         "name": "final_answer", "arguments": {"answer": m["content"]}}}]
+            steps.append({"step_number": n, "tool_calls": calls, "model_output": m["content"] if m.get(
+                "tool_calls") else None, "observations": None, "error": None, "code_action": None,
+                "is_final_answer": not m.get("tool_calls")})
+        else:
+            steps[-1]["observations"] = m["content"]
+    return steps
+
+
+@needs_tau
+def test_tau_bench_rewritten_as_memories_gives_the_spec_events(tmp_path):
+    """Its trajectories without parallel calls (smolagents joins parallel outputs into one observation)."""
+    data = [d for d in json.loads(gzip.open(TAU, "rt").read())[:40]
+            if all(len(m.get("tool_calls") or []) <= 1 for m in d["traj"])]
+    assert len(data) >= 20
+    openai, memories = tmp_path / "openai.jsonl", tmp_path / "memories.jsonl"
+    openai.write_text("".join(json.dumps({"id": f"c{n}", "messages": d["traj"]}) + "\n" for n, d in enumerate(data)))
+    memories.write_text("".join(json.dumps({"id": f"c{n}", "steps": to_smolagents(d["traj"])}) + "\n"
+                                for n, d in enumerate(data)))
+    report = ImportReport()
+    assert list(iter_transcript_events(memories, report=report)) == list(iter_transcript_events(openai))
+    assert report.formats == {"smolagents": len(data)} and report.decision_points > 0
+
