@@ -209,3 +209,22 @@ def test_tau_bench_rewritten_as_memories_gives_the_spec_events(tmp_path):
     assert list(iter_transcript_events(memories, report=report)) == list(iter_transcript_events(openai))
     assert report.formats == {"smolagents": len(data)} and report.decision_points > 0
 
+
+def test_parallel_calls_share_the_one_observation_smolagents_keeps(tmp_path):
+    """A ToolCallingAgent runs a step's calls in parallel and keeps their outputs as one text (joined in the calls'
+    id order): that text answers every call of the step. A walkthrough's 34 parallel steps were each reported as a
+    call 'with no result answering it ... a conversation cut off after its last call', advice about Responses logs."""
+    call = lambda i, n, a: {"id": i, "type": "function", "function": {"name": n, "arguments": a}}  # noqa: E731
+    steps = [{"task": "Book leave for EMP-40213 in DE", "task_images": None},
+             {"step_number": 1, "tool_calls": [call("call_1", "get_leave_balance", {"employee_id": "EMP-40213"}),
+                                               call("call_2", "list_holidays", {"country": "DE", "year": 2026})],
+              "model_output": None, "observations": '{"annual_days": 14.5}\n["2026-05-01"]', "error": None},
+             {"step_number": 2, "tool_calls": [call("call_3", "final_answer", {"answer": "You have 14.5 days."})],
+              "model_output": None, "observations": "You have 14.5 days.", "error": None, "is_final_answer": True}]
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(steps))
+    report = ImportReport()
+    events = list(iter_transcript_events(path, report=report))
+    assert report.unanswered == 0, report.unanswered_note()
+    results = [e["text"] for e in events if e["kind"] == "result"]
+    assert results == ['get_leave_balance, list_holidays: {"annual_days": 14.5}\n["2026-05-01"]']

@@ -447,7 +447,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # by their own reader (formats.smolagents; a CodeAgent's tool calls read from its code with ast); before, a .json of
 # steps was "expected ... a conversation" and a .jsonl of them "message without 'role'". tau-bench airline, the
 # AutoCodeRover file and examples/logs (smolagents.json among them) convert byte for byte.
-CONVERSION_VERSION = 147
+# 148: a smolagents step's one output (a ToolCallingAgent's parallel calls' outputs joined, a CodeAgent's block
+# printed together) answers all the step's calls, its result named by them all ("get_leave_balance, list_holidays:
+# ..."): it answered the last alone, named by it, and each other call was reported as "a conversation cut off after
+# its last call". Labels are unchanged; tau-bench airline, the AutoCodeRover file and examples/logs convert byte for
+# byte.
+CONVERSION_VERSION = 148
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from sam_model.data.formats import (
     tool_marks,
 )
 from sam_model.data.formats.base import (
+    ANSWERS,
     FAILED,
     TranscriptFormatError,  # noqa: F401
 )
@@ -401,7 +402,8 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
                 and message.get("role") == "assistant" else [])
         n_calls = len(made)
         if isinstance(message, Mapping) and message.get("role") == "tool":
-            asked.pop(str(message.get("tool_call_id")), None)
+            for answered in (message.get("tool_call_id"), *(message.get(ANSWERS) or ())):
+                asked.pop(str(answered), None)
         asked.update({str(c.id): where for c in made if c.id is not None})
         decided_at = len(st.events) - 1
         decision, _ = st.feed(message, where)

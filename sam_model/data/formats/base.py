@@ -291,6 +291,9 @@ def json_result(content: Any) -> str | None:
 
 
 FAILED = "is_error"  # a chat tool message's failure flag: the call failed, whatever its words say (toolstate)
+# a chat tool message's other calls it answers, beside its tool_call_id: one output for several calls (smolagents
+# keeps a step's parallel calls' outputs as one text), so none of them is reported as a call no result answered
+ANSWERS = "answers"
 CWD = "cwd"  # a chat message's working directory of the agent from that message on (toolstate: paths under it)
 # true on an assistant message whose own calls revealed the CWD it tells (Gemini CLI's project root, found from the
 # paths they name): its calls are judged in it too, as a search by call finds it from the call in hand

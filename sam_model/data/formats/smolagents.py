@@ -32,7 +32,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each, text_of
+from sam_model.data.formats.base import ANSWERS, FAILED, Chat, TranscriptFormatError, chat_call, each, text_of
 from sam_model.data.formats.smolagents_code import FINAL, INTERPRETER, Calls, answered
 from sam_model.io import json_type
 
@@ -168,15 +168,21 @@ def _turn(chat: Chat, words: str, calls: list[dict[str, Any]], observed: str | N
     """One action: the words and calls, their result (the step's observations; its error, failed), the answer."""
     if calls or words:
         chat.add({"role": "assistant", "content": words or None, **({"tool_calls": calls} if calls else {})}, source)
-    last = calls[-1] if calls else None
-    if last is not None and (observed is not None or error is not None):
+    if calls and (observed is not None or error is not None):
         text = "\n".join(t for t in (observed, error and error["message"]) if t)
-        chat.add({"role": "tool", "tool_call_id": last["id"], "name": last["function"]["name"], "content": text,
-                  **({FAILED: True} if error is not None else {})}, source)
+        chat.add({**_result(calls), "content": text, **({FAILED: True} if error is not None else {})}, source)
     elif error is not None:  # no call read: smolagents' words to the model of what went wrong
         chat.ignored["error without a call"] += 1
     if answer is not None:
         chat.add({"role": "assistant", "content": _said(answer)}, source)
+
+
+def _result(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The tool message of a step's one output: smolagents keeps its calls' outputs as one text (parallel calls'
+    joined, a code block's printed together), which answers every call, named by them all."""
+    names = list(dict.fromkeys(c["function"]["name"] for c in calls))
+    return {"role": "tool", "tool_call_id": calls[-1]["id"], "name": ", ".join(names),
+            **({ANSWERS: [c["id"] for c in calls[:-1]]} if len(calls) > 1 else {})}
 
 
 def _code_calls(code: Calls, program: Any, base: str, where: str) -> tuple[list[dict[str, Any]], Any]:
@@ -219,8 +225,7 @@ def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: 
     elif pending:  # a tool-response: the step's one output answers its last call
         failed = not text.startswith(OBSERVED)
         body = text.split(ERROR, 1)[-1].split(RETRY, 1)[0] if failed else text.removeprefix(OBSERVED)
-        chat.add({"role": "tool", "tool_call_id": pending[-1]["id"], "name": pending[-1]["function"]["name"],
-                  "content": body, **({FAILED: True} if failed else {})}, source)
+        chat.add({**_result(pending), "content": body, **({FAILED: True} if failed else {})}, source)
     elif pending is None:  # an error of a call these messages do not hold (a ToolCallingAgent's that raised)
         chat.ignored["result without a call"] += 1
     return None
