@@ -167,7 +167,7 @@ class ScopedWrites:
         (sam_model.memory.live.over: stored, but apart from the turn they continue) or a memory's text was stored cut
         to MAX_TEXT_CHARS (:func:`fit`: a session line's tool result, a call's arguments; a chat message's own
         content past it is refused, as its caller can split it, a sidecar forwarding an agent's lines cannot), or
-        the add's first messages were the scope's last add of Converse, Pydantic AI or AutoGen messages sent again
+        the add's first messages were the scope's last add of Converse, Pydantic AI, AutoGen or smolagents messages sent again
         (sam_model.memory.resent: read once, not stored again; the rest read alone, named ``data[k:]``). A
         message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
         naming it), and so is an empty list (as sam-serve's HTTP add refuses it). ``read``: what :meth:`check_add`

@@ -75,8 +75,9 @@ def is_steps(doc: Any) -> bool:
 
 
 def sniff(messages: list[Any]) -> bool:
-    return any(step_kind(m) in ("action", "task") or (isinstance(m, Mapping) and m.get("role") in ROLES[3:])
-               for m in messages)
+    """Steps (any kind: a step callback adds the system prompt's or a final answer's alone), or ChatMessages with a
+    tool-call or tool-response."""
+    return any(step_kind(m) is not None or (isinstance(m, Mapping) and m.get("role") in ROLES[3:]) for m in messages)
 
 
 def to_chat(messages: list[Any], where: str) -> Chat:
