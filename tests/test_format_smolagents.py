@@ -228,3 +228,20 @@ def test_parallel_calls_share_the_one_observation_smolagents_keeps(tmp_path):
     assert report.unanswered == 0, report.unanswered_note()
     results = [e["text"] for e in events if e["kind"] == "result"]
     assert results == ['get_leave_balance, list_holidays: {"annual_days": 14.5}\n["2026-05-01"]']
+
+
+def test_a_json_file_of_the_messages_is_one_conversation_as_a_file_of_the_steps_is(tmp_path):
+    """json.dump([m.dict() for m in agent.write_memory_to_messages()], f): a walkthrough's such file was refused as
+    'conversation 0: expected ... a conversation {"id": ..., "messages": [...]}', each message taken for a
+    conversation, where the steps' file of the same memory was read. Both are one conversation named by the file,
+    alone or in a folder."""
+    memory = code_memory()
+    (tmp_path / "steps").mkdir()
+    (tmp_path / "messages").mkdir()
+    (tmp_path / "steps" / "c1.json").write_text(json.dumps(memory))
+    (tmp_path / "messages" / "c1.json").write_text(json.dumps(as_messages(memory)))
+    want = list(iter_transcript_events(tmp_path / "steps" / "c1.json"))
+    assert list(iter_transcript_events(tmp_path / "messages" / "c1.json")) == want
+    report = ImportReport()
+    assert list(iter_transcript_events(tmp_path / "messages", report=report)) == want
+    assert report.formats == {"smolagents": 1}

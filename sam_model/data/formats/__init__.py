@@ -127,8 +127,9 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("smolagents", "Hugging Face smolagents memory (agent.memory's steps: TaskStep, ActionStep with tool_calls "
            "or a CodeAgent's code, observations; or write_memory_to_messages()'s tool-call / tool-response messages)",
            'one conversation a .json file holding agent.memory.get_full_steps() (or get_succinct_steps(), '
-           'agent.memory.system_prompt.dict() first); or a .jsonl of {"id", "system_prompt"?, "steps"} lines, or of '
-           '{"id", "messages": [m.dict() for m in agent.write_memory_to_messages()]} lines',
+           'agent.memory.system_prompt.dict() first) or [m.dict() for m in agent.write_memory_to_messages()], or a '
+           'folder of them; or a .jsonl of {"id", "system_prompt"?, "steps"} lines, or of {"id", "messages": '
+           '[m.dict() for m in agent.write_memory_to_messages()]} lines',
            smolagents.to_chat, smolagents.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);

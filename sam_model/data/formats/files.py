@@ -275,7 +275,7 @@ def _first_is(q: Path, test: Callable[[Any], bool], bad: bool = False) -> bool:
 # hand-written "kind" of a request or response), told from the file's head, so no OpenHands trajectory is parsed whole
 HISTORY_HEAD = re.compile(rb'\[\s*\{\s*"(parts|kind"\s*:\s*"(request|response))"')
 # how a smolagents memory's dump opens (step.dict()'s first key: a SystemPromptStep, a TaskStep or an ActionStep)
-STEPS_HEAD = re.compile(rb'\[\s*\{\s*"(system_prompt|task|step_number)"\s*:')
+STEPS_HEAD = re.compile(rb'\[\s*\{\s*"(system_prompt|task|step_number|role)"\s*:')  # or its ChatMessages' role
 
 
 def _holds_list(q: Path, opening: re.Pattern[bytes] | None = None) -> bool:

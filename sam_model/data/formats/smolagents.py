@@ -68,10 +68,14 @@ def is_message(m: Any) -> bool:
 
 
 def is_steps(doc: Any) -> bool:
-    """A dumped memory: a list of steps (``get_full_steps()``, ``get_succinct_steps()``, the system prompt's step
-    first or not), one conversation, holding a task or an action."""
-    return (isinstance(doc, list) and bool(doc) and all(step_kind(s) is not None for s in doc)
-            and any(step_kind(s) in ("task", "action") for s in doc))
+    """A dumped memory, one conversation: a list of steps (``get_full_steps()``, ``get_succinct_steps()``, the system
+    prompt's step first or not) holding a task or an action, or of the ChatMessages ``write_memory_to_messages()``
+    gives (``[m.dict() for m in ...]``) holding a tool-call or tool-response (each was taken for a conversation)."""
+    if not isinstance(doc, list) or not doc:
+        return False
+    if all(step_kind(s) is not None for s in doc):
+        return any(step_kind(s) in ("task", "action") for s in doc)
+    return all(isinstance(m, Mapping) and m.get("role") in ROLES for m in doc) and sniff(doc)
 
 
 def sniff(messages: list[Any]) -> bool:
