@@ -79,8 +79,10 @@ def test_without_a_prompt_any_call_of_a_name_the_code_does_not_define_is_a_tool(
 
 def test_code_that_calls_no_tool_is_the_python_interpreter_call_smolagents_records():
     steps = [{"task": "what is 17 * 3?", "task_images": None},
-             code_step(1, "print(17 * 3)", "Execution logs:\n51\nLast output from code snippet:\nNone")]
+             {**code_step(1, "print(17 * 3)", "Execution logs:\n51\nLast output from code snippet:\nNone"),
+              "observations_images": ["<the image's bytes>"]}]
     chat = to_chat(steps)
+    assert chat.ignored == {"image": 1}  # counted, not read
     assert chat.messages[1]["tool_calls"][0]["function"] == {"name": "python_interpreter",
                                                              "arguments": {"code": "print(17 * 3)"}}
     assert chat.messages[2]["content"].startswith("Execution logs:\n51")

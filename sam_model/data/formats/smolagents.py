@@ -141,6 +141,8 @@ def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: s
     if not calls and error is not None:  # a ToolCallingAgent's call that raised: only the model's message has it
         output = m.get("model_output_message")
         calls = (output.get("tool_calls") or []) if isinstance(output, Mapping) else []
+    if isinstance(m.get("observations_images"), list):  # a screenshot a tool returned (dumped as bytes): no words
+        chat.ignored["image"] += len(m["observations_images"])
     observed = m.get("observations")
     if observed is not None and not isinstance(observed, str):
         raise TranscriptFormatError(where, f"'observations' is {json_type(observed)}, expected a string or null")
