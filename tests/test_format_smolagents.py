@@ -247,3 +247,16 @@ def test_a_json_file_of_the_messages_is_one_conversation_as_a_file_of_the_steps_
     report = ImportReport()
     assert list(iter_transcript_events(tmp_path / "messages", report=report)) == want
     assert report.formats == {"smolagents": 1}
+
+
+def test_a_failed_steps_model_message_with_bad_tool_calls_is_refused_naming_the_field(tmp_path, capsys):
+    """Found by fuzzing the reader: a step that failed, its model_output_message's tool_calls a number, was
+    "TypeError: 'float' object is not iterable"."""
+    steps = smolagents_steps()
+    steps[5]["model_output_message"]["tool_calls"] = 2.5
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(steps))
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "m.json, step 5: 'model_output_message.tool_calls' is a number, expected the list" in err, err
+    assert err.count("\n") == 1

@@ -141,6 +141,9 @@ def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: s
     if not calls and error is not None:  # a ToolCallingAgent's call that raised: only the model's message has it
         output = m.get("model_output_message")
         calls = (output.get("tool_calls") or []) if isinstance(output, Mapping) else []
+        if not isinstance(calls, list):
+            raise TranscriptFormatError(where, f"'model_output_message.tool_calls' is {json_type(calls)}, expected "
+                                               "the list of calls the model made")
     if isinstance(m.get("observations_images"), list):  # a screenshot a tool returned (dumped as bytes): no words
         chat.ignored["image"] += len(m["observations_images"])
     observed = m.get("observations")
