@@ -260,3 +260,4 @@ def test_a_failed_steps_model_message_with_bad_tool_calls_is_refused_naming_the_
     err = capsys.readouterr().err
     assert "m.json, step 5: 'model_output_message.tool_calls' is a number, expected the list" in err, err
     assert err.count("\n") == 1
+

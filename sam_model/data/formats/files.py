@@ -139,9 +139,10 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     histories = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and _holds_list(q, HISTORY_HEAD)
                        and _first_is(q, pydantic_ai.is_history))
     # a smolagents memory (json.dump(agent.memory.get_full_steps(), f)) likewise, told by its content at any depth
-    memories = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and q not in histories
+    told = set(histories)  # a list looked through for each file of the folder was quadratic in a folder of histories
+    memories = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and q not in told
                       and _holds_list(q, STEPS_HEAD) and _first_is(q, smolagents.is_steps))
-    held = {*histories, *memories}  # a list looked through for each file of the folder was quadratic
+    held = {*told, *memories}
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
     kinds["pydantic-ai"], kinds["smolagents"] = histories, memories
     saved = [q for q in loose if not _holds_list(q) and _first_is(q, autogen.is_state)]  # save_state(), one a file
