@@ -71,10 +71,12 @@ def test_a_code_agents_calls_are_read_from_its_code():
 
 def test_without_a_prompt_any_call_of_a_name_the_code_does_not_define_is_a_tool():
     steps = [{"task": "total of 3 and 4, then file it", "task_images": None},
-             code_step(1, "def add(a, b):\n    return a + b\nx = add(3, 4)\nprint(len(str(x)))\nfile_total(x, note='ok')",
+             code_step(1, "from datetime import date as day\ndef add(a, b):\n    return a + b\nx = add(3, 4)\n"
+                          "print(len(str(x)), day(2026, 1, 5))\nfile_total(x, note='ok')",
                        "Execution logs:\n1\nLast output from code snippet:\nNone")]
     calls = [c["function"] for m in to_chat(steps).messages for c in m.get("tool_calls") or []]
-    assert calls == [{"name": "file_total", "arguments": {"note": "ok"}}]  # add, len, str, print are no tools
+    # add, len, str, print and what the code imported (day: a date was read as a tool call) are no tools
+    assert calls == [{"name": "file_total", "arguments": {"note": "ok"}}]
 
 
 def test_code_that_calls_no_tool_is_the_python_interpreter_call_smolagents_records():

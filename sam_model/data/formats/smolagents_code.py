@@ -31,7 +31,7 @@ _MISSING = object()
 @dataclass
 class Calls:
     """What a conversation's code said so far: the tools' parameters (from the system prompt), the names bound to
-    literals and the functions the code defined itself (no tool calls), across its steps."""
+    literals and the functions the code defined or imported itself (no tool calls), across its steps."""
 
     params: dict[str, list[str]] = field(default_factory=dict)
     bound: dict[str, Any] = field(default_factory=dict)
@@ -60,6 +60,8 @@ class Calls:
         for node in _in_run_order(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.defined.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):  # a module's function is no tool of the agent's
+                self.defined.update((a.asname or a.name).split(".")[0] for a in node.names)
             elif isinstance(node, ast.Assign):
                 value = self._literal(node.value)
                 for target in node.targets:
