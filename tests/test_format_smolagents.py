@@ -263,3 +263,14 @@ def test_a_failed_steps_model_message_with_bad_tool_calls_is_refused_naming_the_
     assert "m.json, step 5: 'model_output_message.tool_calls' is a number, expected the list" in err, err
     assert err.count("\n") == 1
 
+
+
+def test_a_folder_of_no_runs_is_refused_naming_smolagents_memories(tmp_path):
+    """A folder given to training with no run in it (the memories written elsewhere) listed every layout it looks
+    for but smolagents memories, which it reads."""
+    from sam_model.data.sources import source_kind
+    from sam_model.io import SAMFileError
+
+    (tmp_path / "notes.txt").write_text("no runs here\n")
+    with pytest.raises(SAMFileError, match="smolagents memories"):
+        source_kind(tmp_path)
