@@ -68,19 +68,41 @@ def test_speed_draws_one_query_latency_against_the_memories(tmp_path):
     assert (tmp_path / "speed.png").read_bytes().startswith(PNG)
 
 
+def _curve_scores(means: dict[str, tuple[float, float]], n: int = 4) -> tuple[dict, list[str]]:
+    """Per-decision scores whose means are ``means`` (method -> (mrr, recall@5)): n decisions in n conversations,
+    each value its mean plus an alternating ±0.01 (a spread, so every interval has a width)."""
+    wobble = [0.01 * (-1) ** i for i in range(n)]
+    scores = {m: {"rr": [a + w for w in wobble], "recall@5": [b - w for w in wobble]} for m, (a, b) in means.items()}
+    return scores, [f"c{i}" for i in range(n)]
+
+
 def test_adapt_curve_writes_its_table_and_draws_it(tmp_path):
+    """One seed a point (names as runs had them), and a point of three seeds: its mean, the interval over seeds and
+    conversations, each seed's MRR and the ordering each seed's export served."""
     from sam_model.bench import adapt_curve
     from sam_model.evaluation.methods import BASELINES
 
-    methods = {b: {"mrr": 0.1 + 0.01 * i, "recall@5": 0.2} for i, b in enumerate(BASELINES)}
-    methods |= {"n=0": {"mrr": 0.6, "recall@5": 0.7}, "n=10": {"mrr": 0.7, "recall@5": 0.8},
-                "n=all": {"mrr": 0.9, "recall@5": 0.95}}
-    report = {"methods": methods, "n_queries": 120}
-    md = adapt_curve.write_curve(report, ["n=0", "n=10", "n=all"], {"n=0": 0.0, "n=10": 30.0, "n=all": 90.0},
-                                 tmp_path)
+    means = {b: (0.1 + 0.01 * i, 0.2) for i, b in enumerate(BASELINES)}
+    means |= {"n=0": (0.6, 0.7), "n=10": (0.7, 0.8), "n=all-s0": (0.88, 0.95), "n=all-s1": (0.90, 0.95),
+              "n=all-s2": (0.92, 0.95)}
+    scores, groups = _curve_scores(means)
+    report = {"methods": {m: {"mrr": a, "recall@5": b} for m, (a, b) in means.items()}, "n_queries": 4}
+    points = {"0": ["n=0"], "10": ["n=10"], "all": ["n=all-s0", "n=all-s1", "n=all-s2"]}
+    orders = {"n=0": {"used_order": "off"}, "n=10": {"used_order": "off"},
+              "n=all-s0": {"used_order": "model", "validation": {"off": 0.8, "model": 0.9, "latest": 0.9}},
+              "n=all-s1": {"used_order": "off"}, "n=all-s2": {"used_order": "latest"}}
+    seconds = {"n=0": 0.0, "n=10": 30.0, "n=all-s0": 80.0, "n=all-s1": 90.0, "n=all-s2": 100.0}
+    md = adapt_curve.write_curve(report, scores, groups, points, seconds, orders, tmp_path)
     saved = json.loads((tmp_path / "curve.json").read_text())
     assert [r["conversations"] for r in saved["rows"]] == ["0", "10", "all"]
-    assert saved["best_baseline"] == BASELINES[-1] and "| all | 0.900 | 0.950 | 1.5 min |" in md
+    assert saved["best_baseline"] == BASELINES[-1] and saved["seeds"] == 3
+    last = saved["rows"][-1]
+    assert last["mrr"] == pytest.approx(0.90) and last["mrr_per_seed"] == pytest.approx([0.88, 0.90, 0.92])
+    assert last["mrr_ci"][0] < 0.88 and last["mrr_ci"][1] > 0.92  # the seeds' spread is in it (t at 2 df: 4.30)
+    assert last["used_order"] == ["model", "off", "latest"] and last["validation"][0]["model"] == 0.9
+    assert last["train_seconds"] == 90.0 and last["train_seconds_per_seed"] == [80.0, 90.0, 100.0]
+    assert "(0.880 / 0.900 / 0.920) | 0.950 [" in md and "| model / off / latest | 1.5 min |" in md
+    assert "| 10 | 0.700 [" in md and "| off | 0.5 min |" in md
     assert (tmp_path / "curve.md").read_text() == md + "\n"
     assert (tmp_path / "curve.png").read_bytes().startswith(PNG)
 
@@ -89,10 +111,12 @@ def test_adapt_curve_logs_its_lines_and_png_to_tensorboard(tmp_path):
     from sam_model.bench import adapt_curve
     from sam_model.evaluation.methods import BASELINES
 
-    methods = {b: {"mrr": 0.1, "recall@5": 0.2} for b in BASELINES}
-    methods |= {"n=0": {"mrr": 0.6, "recall@5": 0.7}, "n=all": {"mrr": 0.9, "recall@5": 0.95}}
-    adapt_curve.write_curve({"methods": methods, "n_queries": 10}, ["n=0", "n=all"], {"n=0": 0.0, "n=all": 9.0},
-                            tmp_path, tensorboard=str(tmp_path / "tb"))
+    means = {b: (0.1, 0.2) for b in BASELINES} | {"n=0": (0.6, 0.7), "n=all": (0.9, 0.95)}
+    scores, groups = _curve_scores(means)
+    report = {"methods": {m: {"mrr": a, "recall@5": b} for m, (a, b) in means.items()}, "n_queries": 4}
+    adapt_curve.write_curve(report, scores, groups, {"0": ["n=0"], "all": ["n=all"]}, {"n=0": 0.0, "n=all": 9.0},
+                            {"n=0": {"used_order": "off"}, "n=all": {"used_order": "off"}}, tmp_path,
+                            tensorboard=str(tmp_path / "tb"))
     lines = {"MRR": [(0, 0.6), (1, 0.9)], "Recall@5": [(0, 0.7), (1, 0.95)],
              "best untrained baseline MRR": [(0, 0.1), (1, 0.1)]}
     assert_logged(tmp_path / "tb", "curve", lines, tmp_path / "curve.png")

@@ -1,0 +1,71 @@
+"""bench.adapt_curve scores each adapted point as its export serves it: the store ordering the fit chose
+(configs/adapt.yaml's ``export.used_order: auto``, written to the export's config.json) is the one its row searches
+with, and the table says which ordering each seed's export chose; with ``--seeds`` a point is one adaptation per
+seed. The fits are replaced by exports written here (a reuse model that ranks the task's used memories last, so the
+ordering is visible in its MRR), so the test runs the curve's own code from the exports on, in seconds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_choose_order import _log, _retriever, _reuse
+
+from sam_model.bench import adapt_curve
+from sam_model.evaluation.run import score_orders
+from sam_model.export import save_exported
+from sam_model.io import SAMFileError
+from sam_model.retriever import SAMRetriever
+from sam_model.storeconfig import StoreConfig
+
+CHOSEN = {"used_order": "model", "rule": "test", "log": {"decision_points": 6},
+          "table": [{"used_order": o, "mrr": m, "recall@5": 1.0} for o, m in (("off", 0.5), ("model", 0.9),
+                                                                               ("latest", 0.9))]}
+
+
+def _export(tiny_bert_dir, folder, order: str | None):
+    """An export as a fit with export.used_order auto writes it: the chosen ordering in config.json, its record in
+    training.json."""
+    r = _retriever(tiny_bert_dir)
+    r.net.training_info = {"used_order_chosen": {**CHOSEN, "used_order": order or "off"}}
+    return save_exported(r.net, folder, StoreConfig(provenance=False, used_order=order))
+
+
+def test_each_seed_is_scored_with_the_ordering_its_export_chose(tiny_bert_dir, tmp_path, monkeypatch, capsys):
+    data = _log(tmp_path, _reuse)
+    chose = {0: "model", 1: None}  # seed 0's export chose the used memories first, seed 1's off
+    exports = {s: _export(tiny_bert_dir, tmp_path / f"s{s}", o) for s, o in chose.items()}
+    fits = []
+
+    def fake_fit(init, data_path, n, seed, args):
+        fits.append((n, seed))
+        return exports[seed], 60.0 + seed
+
+    monkeypatch.setattr(adapt_curve, "adapt", fake_fit)
+    monkeypatch.setattr("sam_model.evaluation.data.load_eval_data", lambda *a, **k: data)
+    out = tmp_path / "curve"
+    assert adapt_curve.main(["--data", "coding.jsonl", "--sizes", "10", "--seeds", "0,1", "--out", str(out)]) == 0
+    assert fits == [(10, 0), (10, 1)]
+    [row] = json.loads((out / "curve.json").read_text())["rows"]
+    assert row["methods"] == ["n=10-s0", "n=10-s1"] and row["used_order"] == ["model", "off"]
+    assert row["validation"][0] == {"off": 0.5, "model": 0.9, "latest": 0.9}
+    served = score_orders(_retriever(tiny_bert_dir), data, ["off", "model"])
+    assert served["model"]["mrr"] > served["off"]["mrr"]  # the ordering moves the figure: the test can tell
+    assert row["mrr_per_seed"] == pytest.approx([served["model"]["mrr"], served["off"]["mrr"]])
+    assert "| model / off |" in capsys.readouterr().out
+
+
+def test_a_config_json_the_loaded_store_does_not_serve_is_refused(tiny_bert_dir, tmp_path):
+    export = _export(tiny_bert_dir, tmp_path / "e", "model")
+    loaded = SAMRetriever.load(export, device="cpu")
+    assert adapt_curve.served_order(loaded, export)["used_order"] == "model"
+    other = _export(tiny_bert_dir, tmp_path / "off", None)
+    with pytest.raises(SAMFileError, match="store.used_order None, but the loaded store searches with 'model'"):
+        adapt_curve.served_order(loaded, other)
+
+
+def test_seeds_must_be_distinct_integers(capsys):
+    for bad in ("0,x", "1,1"):
+        with pytest.raises(SystemExit):
+            adapt_curve.main(["--data", "coding.jsonl", "--seeds", bad])
+        assert "--seeds: " in capsys.readouterr().err  # its own message, not argparse's unknown option
