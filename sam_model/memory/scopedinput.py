@@ -193,6 +193,10 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
             notes.append({"message": i, "reason": f"{where}.content is only whitespace, the first of the model's "
                           "contents: not stored (a memory holds words; the model's next contents join it)"})
             continue
+        elif session and blank_words(m):  # the agent wrote it (Claude's "\n\n" block before a call): no memory
+            notes.append({"message": i, "reason": f"{where}.content is only whitespace, the model's words as the "
+                          "agent wrote them: not stored (a memory holds words)"})
+            continue
         elif not (role in ("system", "tool") or m.get("tool_calls") or not isinstance(role, str)
                   or chunks and joins and role == "assistant" and content):
             why = ("is missing" if content is None else "is empty" if content in ("", []) else
