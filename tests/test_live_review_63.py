@@ -53,3 +53,56 @@ def test_a_session_line_of_the_models_blank_words_is_no_memory_and_stops_no_add(
     else:
         memory = fed(lines, batches)
     assert [t for _, _, t in stored(memory)] == want
+
+
+def _words(role: str, said: str) -> dict:
+    return {"role": role, "content": [{"text": said}]}
+
+
+CALL = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "book", "input": {"guests": 2}}}]}
+RESULT = {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "content": [{"text": "booked"}]}}]}
+
+
+@pytest.mark.parametrize("reply", ["\n\n", " "])
+def test_a_history_added_whole_after_a_model_reply_of_no_words_stores_the_messages_after_it(reply):
+    """Claude on Bedrock at times ends its turn after a tool result with no words (Strands keeps the reply, its
+    "\\n\\n" block, in agent.messages): the add holding it was refused ('content is only whitespace'), and
+    so was every later add of the whole history, which holds it, so nothing said after it was stored. The reply
+    is no memory, said in the add's skipped; the messages after it are stored once."""
+    history = [_words("user", "A table for two tonight"), CALL, RESULT, _words("assistant", reply),
+               _words("user", "Thanks! Also, I'm allergic to nuts."), _words("assistant", "Noted.")]
+    memory = ScopedMemory(HashingEncoder(16))
+    answers = [memory.add(history[:end], user_id="t", run_id="r") for end in (1, 2, 3, 4, 6)]
+    assert "only whitespace, the model's reply of no words" in answers[3]["skipped"][0]["reason"]
+    got = [r["memory"] for r in memory.get_all(user_id="t", run_id="r", limit=None)["results"]]
+    assert got == ["A table for two tonight", "CALL book(guests=2)", "book: booked",
+                   "Thanks! Also, I'm allergic to nuts.", "Noted."]
+
+
+def test_an_autogen_context_with_a_reply_of_no_words_stores_the_runs_after_it():
+    """The same in AutoGen's model context added whole after each run: an AssistantMessage of content ''."""
+    def user(t: str) -> dict:
+        return {"type": "UserMessage", "content": t, "source": "user"}
+
+    run1 = [user("Reset my password"),
+            {"type": "AssistantMessage", "source": "helpdesk",
+             "content": [{"id": "c1", "name": "reset_password", "arguments": '{"user": "mia"}'}]},
+            {"type": "FunctionExecutionResultMessage",
+             "content": [{"call_id": "c1", "content": "sent", "name": "reset_password", "is_error": False}]},
+            {"type": "AssistantMessage", "content": "", "source": "helpdesk"}]
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(run1, user_id="t", run_id="r")
+    memory.add([*run1, user("Got it, thanks")], user_id="t", run_id="r")
+    got = [r["memory"] for r in memory.get_all(user_id="t", run_id="r", limit=None)["results"]]
+    assert got[0] == "Reset my password" and got[-1] == "Got it, thanks" and len(got) == 4
+
+
+def test_a_users_blank_message_is_still_refused_with_its_batch():
+    """Guard: a blank message of the user's (or one with no content) is the caller's mistake, refused naming it."""
+    memory = ScopedMemory(HashingEncoder(16))
+    for first, bad in ((_words("user", "hi"), _words("user", " ")),
+                       ({"role": "user", "content": "hi"}, {"role": "user", "content": " "}),
+                       ({"role": "user", "content": "hi"}, {"role": "assistant", "content": None})):
+        with pytest.raises(ValueError, match=r"^data(\[1\]|, message 1)\.content is (only whitespace|missing)"):
+            memory.add([first, bad], user_id="t", run_id="r")
+    assert memory.get_all(user_id="t", run_id="r")["results"] == []
