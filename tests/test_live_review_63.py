@@ -106,3 +106,24 @@ def test_a_users_blank_message_is_still_refused_with_its_batch():
         with pytest.raises(ValueError, match=r"^data(\[1\]|, message 1)\.content is (only whitespace|missing)"):
             memory.add([first, bad], user_id="t", run_id="r")
     assert memory.get_all(user_id="t", run_id="r")["results"] == []
+
+
+def test_a_model_reply_of_no_words_is_a_200_over_http_that_lists_it_in_skipped(tmp_path):
+    """Over sam-serve's HTTP add the refusal was a 422 at every add of the history holding the reply; it is a 200
+    listing the reply in skipped, and the next add of the history stores what was said after it."""
+    pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from fastapi.testclient import TestClient
+    from serving import KEYS, keys_file
+
+    from sam_model.serve.http import create_app
+    from sam_model.serve.tenants import Tenants, read_keys
+    from sam_model.storeconfig import StoreConfig
+
+    tenants = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", HashingEncoder(32), StoreConfig())
+    http, auth = TestClient(create_app(tenants)), {"Authorization": f"Bearer {KEYS['acme']}"}
+    history = [_words("user", "A table for two tonight"), CALL, RESULT, _words("assistant", "\n\n"),
+               _words("user", "I'm allergic to nuts.")]
+    r = http.post("/v1/memories", headers=auth, json={"user_id": "mia", "run_id": "r", "messages": history[:4]})
+    assert r.status_code == 200 and [n["message"] for n in r.json()["skipped"]] == [3], r.text
+    r = http.post("/v1/memories", headers=auth, json={"user_id": "mia", "run_id": "r", "messages": history})
+    assert r.status_code == 200 and [m["memory"] for m in r.json()["results"]] == ["I'm allergic to nuts."], r.text
