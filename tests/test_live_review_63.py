@@ -127,3 +127,19 @@ def test_a_model_reply_of_no_words_is_a_200_over_http_that_lists_it_in_skipped(t
     assert r.status_code == 200 and [n["message"] for n in r.json()["skipped"]] == [3], r.text
     r = http.post("/v1/memories", headers=auth, json={"user_id": "mia", "run_id": "r", "messages": history})
     assert r.status_code == 200 and [m["memory"] for m in r.json()["results"]] == ["I'm allergic to nuts."], r.text
+
+
+def test_an_openai_legacy_function_call_of_empty_content_is_no_reply_skipped():
+    """Guard: an assistant message of content '' holding OpenAI's legacy function_call is a call, not a reply of no
+    words: it is never said unstored with its call gone silently (885da3b skipped it, the call lost, its result
+    stored alone); it is stored with its call, or refused naming it."""
+    msgs = [{"role": "user", "content": "my phone is 555"},
+            {"role": "assistant", "content": "", "function_call": {"name": "lookup", "arguments": '{"phone": "555"}'}},
+            {"role": "function", "name": "lookup", "content": "ok"}]
+    memory = ScopedMemory(HashingEncoder(16))
+    try:
+        out = memory.add(msgs, user_id="t", run_id="r")
+    except ValueError as err:
+        assert str(err).startswith("data[1].content")
+    else:
+        assert "CALL lookup(phone=555)" in [r["memory"] for r in out["results"]]

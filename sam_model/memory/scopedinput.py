@@ -197,7 +197,8 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
             notes.append({"message": i, "reason": f"{where}.content is only whitespace, the model's words as the "
                           "agent wrote them: not stored (a memory holds words)"})
             continue
-        elif role == "assistant" and not m.get("tool_calls") and content is not None and not (chunks and joins):
+        elif role == "assistant" and not (m.get("tool_calls") or m.get("function_call")) and content is not None \
+                and not (chunks and joins):  # a call's message (OpenAI's legacy function_call too) is no reply
             # the model's reply of no words (Claude's empty or "\n\n" end_turn after a tool result), which an
             # agent's history holds: refused, every later add of that history was refused, nothing more stored
             notes.append({"message": i, "reason": f"{where}.content is {'empty' if content in ('', []) else 'only whitespace'}"
