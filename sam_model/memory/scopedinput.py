@@ -135,7 +135,9 @@ def unstored(data: Any, name: str = "data", max_calls: int | None = None) -> lis
     answered ``{"results": []}`` and stored nothing, without a word). A message of images (audio, files) alone is
     well formed but not text, which is all memories hold: it is skipped and said, as an image part beside text is,
     so a multimodal agent feeding every turn is never stopped by a picture (Mem0 skips such messages with a log
-    line). Every text is checked against the length limit here, in content parts too. One rule for
+    line). So is a model's reply of no words (an assistant message of blank or empty content and no call), which
+    the model, not the client, wrote: an agent's history holding it, sent again whole, was refused at every add
+    (stop 63). Every text is checked against the length limit here, in content parts too. One rule for
     ScopedMemory.add, sam-serve's HTTP add and MCP's remember, each naming its own field, as is an empty list (a
     NoTextError too); agent-log events are checked where they are parsed."""
     return read_add(data, name, max_calls)[1]
