@@ -85,8 +85,14 @@ def as_chat(items: list[Any], name: str, fmt: str | None = None) -> tuple[list[A
     ScopedMemory.add reads them with the scope's open turn (sam_model.memory.live). ``fmt``: the format the scope's
     open turn reads them in (None: told from their shape)."""
     fmt = fmt or detect(items)
-    if fmt == "openai":
+    if fmt == "openai" and not any(_legacy(m) for m in items):
         return items, [f"{name}[{i}]" for i in range(len(items))], []
+    if fmt == "openai":  # the importer's reader: a legacy function_call one tool call, its function message the result
+        try:
+            chat = to_chat(items, name, fmt)
+        except SAMFileError as err:
+            raise ValueError(str(err)) from None
+        return chat.messages, [f"{name}[{i}]" for i in range(len(items))], []
     _check_depth(items, name)
     try:
         chat = to_chat(items, name, fmt)
@@ -95,6 +101,15 @@ def as_chat(items: list[Any], name: str, fmt: str | None = None) -> tuple[list[A
     notes = [{"reason": f"{name}: {n} {kind} part(s) of the {fmt} messages: not stored (no memory is made of them)"}
              for kind, n in sorted(chat.ignored.items())]
     return chat.messages, [f"{name}, {source}" for source in chat.sources], notes
+
+
+def _legacy(m: Any) -> bool:
+    """Whether an OpenAI chat message is of the deprecated functions API: an assistant's ``function_call`` (its
+    content None or "") or the ``function`` message of its result. Fed as given, the call's message was refused as
+    a message with no content ("data[1].content is missing") and the result named no call; the openai reader reads
+    them as one tool call and its result, as the importer does."""
+    return isinstance(m, Mapping) and (m.get("role") == "function" or m.get("role") == "assistant"
+                                       and isinstance(m.get("function_call"), Mapping) and not m.get("tool_calls"))
 
 
 # room a memory's record keeps for its heading ("[kind] sets a, b: ", sam_model.data.text.memory_to_text) within
