@@ -326,7 +326,9 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
 def worded(turn: OpenTurn | None) -> bool:
     """Whether ``turn``, a scope's open turn of Gemini contents, ends in model contents holding words: a streamed
     answer's chunk of whitespace alone, added next, joins them as the reader joins it (read_add takes it). A blank
-    chunk that opens a turn is still refused: its memory would be blank, which the store refuses."""
+    chunk that opens a turn is said unstored (the add's skipped) and not fed, its memory would be blank, which the
+    store refuses; it stays in the open turn, and the chunks after it join it as the reader joins them (until stop
+    63 it was refused, and an agent feeding each chunk stopped at it)."""
     if turn is None or turn.format != GEMINI:
         return False
     for x in reversed(turn.lines):
