@@ -49,6 +49,7 @@ def test_each_seed_is_scored_with_the_ordering_its_export_chose(tiny_bert_dir, t
     [row] = json.loads((out / "curve.json").read_text())["rows"]
     assert row["methods"] == ["n=10-s0", "n=10-s1"] and row["used_order"] == ["model", "off"]
     assert row["validation"][0] == {"off": 0.5, "model": 0.9, "latest": 0.9}
+    assert row["validation_decisions"] == [6, 6]  # how few decisions chose it, beside the choice (README's table)
     served = score_orders(_retriever(tiny_bert_dir), data, ["off", "model"])
     assert served["model"]["mrr"] > served["off"]["mrr"]  # the ordering moves the figure: the test can tell
     assert row["mrr_per_seed"] == pytest.approx([served["model"]["mrr"], served["off"]["mrr"]])
@@ -64,8 +65,10 @@ def test_a_config_json_the_loaded_store_does_not_serve_is_refused(tiny_bert_dir,
         adapt_curve.served_order(loaded, other)
 
 
-def test_seeds_must_be_distinct_integers(capsys):
-    for bad in ("0,x", "1,1"):
+def test_seeds_must_be_distinct_integers_a_fit_takes(capsys):
+    """A negative seed or one past 2**32 - 1 was taken, and its fit refused it (seed_everything's range) only when
+    its turn came, after the points and seeds before it had trained."""
+    for bad in ("0,x", "1,1", "0,-1", str(2 ** 32)):
         with pytest.raises(SystemExit):
             adapt_curve.main(["--data", "coding.jsonl", "--seeds", bad])
         assert "--seeds: " in capsys.readouterr().err  # its own message, not argparse's unknown option

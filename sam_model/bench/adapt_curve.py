@@ -29,6 +29,7 @@ from sam_model import tensorboard_log
 from sam_model.io import DefaultsHelp, SAMFileError, atomic_write_text, cli_name, run_cli
 
 TEXT_CACHE = "~/.cache/sam_model/text"  # the frozen-BERT vector cache training fills (evaluate.py's default)
+MAX_SEED = 2 ** 32 - 1  # seed_everything refuses a training seed outside 0 .. 2**32 - 1 (numpy's range)
 
 
 def adapt(init: str, data: str, n: int | None, seed: int, args) -> tuple[Path, float]:
@@ -116,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--seeds: comma-separated integers, got {args.seeds!r}")
     if not seeds or len(set(seeds)) != len(seeds):
         p.error(f"--seeds: one or more distinct integers, got {args.seeds!r}")
+    if any(not 0 <= s <= MAX_SEED for s in seeds):  # else the fit of that seed fails, after the points before it
+        p.error(f"--seeds: each from 0 to {MAX_SEED} (the training seed's range), got {args.seeds!r}")
     if why := tensorboard_log.problem(args.tensorboard):  # before hours of adaptation, not after
         p.error(why)
     data = load_eval_data(args.data, "episode", None, seeds[0], False, SourceOptions(split="test"))
@@ -170,6 +173,7 @@ def write_curve(report: dict, scores: dict[str, dict[str, list[float]]], groups:
                      "minus_best_baseline": list(interval(minus(runs["mrr"], base, label), groups)),
                      "used_order": [orders[n]["used_order"] for n in names],
                      "validation": [orders[n].get("validation") for n in names],
+                     "validation_decisions": [orders[n].get("validation_decisions") for n in names],
                      "train_seconds": round(float(np.mean([seconds[n] for n in names])), 1),
                      "train_seconds_per_seed": [round(seconds[n], 1) for n in names]})
     seeds = max(len(names) for names in points.values())
