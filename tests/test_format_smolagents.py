@@ -274,3 +274,34 @@ def test_a_folder_of_no_runs_is_refused_naming_smolagents_memories(tmp_path):
     (tmp_path / "notes.txt").write_text("no runs here\n")
     with pytest.raises(SAMFileError, match="smolagents memories"):
         source_kind(tmp_path)
+
+
+@pytest.mark.parametrize("earlier, code, expected", [
+    # a loop variable: each pass a value of the list, not the rid an earlier step bound
+    ('rid = "QX7Z9A"\nprint(rid)', 'for rid in ["AB12CD", "EF34GH"]:\n    get_user(rid)', {}),
+    # a value bound in one branch is not known in the other, nor after the if
+    (None, 'if len("x") > 5:\n    rid = "AB12CD"\nelse:\n    get_user(rid)', {}),
+    ('rid = "QX7Z9A"\nprint(rid)', 'if len("x") > 5:\n    rid = "AB12CD"\nget_user(rid)', {}),
+    # a function's parameter and a comprehension's variable hide the name bound outside
+    ('user_id = "QX7Z9A"\nprint(user_id)', 'def look(user_id):\n    return get_user(user_id)\nlook("AB12CD")', {}),
+    ('u = "QX7Z9A"\nprint(u)', 'found = [get_user(u) for u in ["AB12CD", "EF34GH"]]', {}),
+    # bound again by a tuple, +=, with ... as, := or an annotated assignment, or changed by a method
+    ('rid = "QX7Z9A"\nprint(rid)', 'rid, name = get_user("ann")\nget_user(rid)', {}),
+    (None, 'rid = "QX7"\nrid += "Z9A"\nget_user(rid)', {}),
+    (None, 'ids = ["QX7Z9A"]\nids.append("AB12CD")\nget_user(ids)', {}),
+    (None, 'rid = "QX7Z9A"\nwith open("f") as rid:\n    get_user(rid)', {}),
+    (None, 'rid = "QX7Z9A"\nif (rid := get_user("ann")["r"]):\n    get_user(rid)', {}),
+    (None, 'rid = "QX7Z9A"\nrid: str = get_user("ann")\nget_user(rid)', {}),
+    # still traced where the binding surely holds: in the branch that made it, and after a def of its own
+    (None, 'if len("x") > 5:\n    rid = "AB12CD"\n    get_user(rid)', {"user_id": "AB12CD"}),
+    ('rid = "QX7Z9A"\nprint(rid)', 'def look(user_id):\n    return user_id\nget_user(rid)', {"user_id": "QX7Z9A"}),
+])
+def test_a_name_a_code_binds_otherwise_than_once_to_a_literal_is_not_traced(earlier, code, expected):
+    """A name is read as the literal an earlier line bound only where that binding surely holds when the call runs:
+    a loop variable, a branch's binding, a parameter, a tuple's or +='s were read as the value an earlier line (or
+    step) bound, so the call was labelled with a value it was not made with."""
+    steps = [{"system_prompt": PROMPT}, {"task": "t", "task_images": None}]
+    for k, c in enumerate([earlier, code] if earlier else [code]):
+        steps.append(code_step(k + 1, c, "Execution logs:\nok\nLast output from code snippet:\nNone", call=k + 1))
+    calls = [c["function"] for m in to_chat(steps).messages for c in m.get("tool_calls") or []]
+    assert calls[-1] == {"name": "get_user", "arguments": expected}

@@ -452,7 +452,13 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # ..."): it answered the last alone, named by it, and each other call was reported as "a conversation cut off after
 # its last call". Labels are unchanged; tau-bench airline, the AutoCodeRover file and examples/logs convert byte for
 # byte.
-CONVERSION_VERSION = 148
+# 149: a smolagents CodeAgent's argument naming a variable is read as the literal an earlier line bound only where
+# that binding surely holds when the call runs: a loop variable (for rid in [...]: cancel(rid)), a value bound in one
+# branch or loop pass, a function's parameter, a comprehension's variable, a name bound again by a tuple, +=, with ...
+# as, := or an annotated assignment, or changed by a method (ids.append) was read as the value an earlier line or
+# step bound, labelling the call with a value it was not made with; such an argument is left out and counted. The
+# walkthrough's memories, tau-bench airline and examples/logs convert byte for byte.
+CONVERSION_VERSION = 149
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ the calls to the agent's tools inside that code and the values given to them, so
 as a tool call, its arguments by keyword (a positional one named from the tool's ``def NAME(...)`` line in the
 system prompt, else ``arg1``, ``arg2``, ...). Only values written in the code are read: a literal (``"QX7Z9A"``,
 ``120.5``, ``["a", "b"]``), or a name bound to a literal by an earlier plain assignment (``rid = "QX7Z9A"``, in this
-step or an earlier one: the executor keeps its variables across steps). An argument computed at run time (a
-variable holding an earlier tool's output, ``user["id"]``, an f-string, another call) holds a value the log never
-shows: it is left out of the call and counted, never guessed.
+step or an earlier one: the executor keeps its variables across steps) where that binding surely holds when the
+call runs (not a loop variable, a branch's binding, a parameter, a name bound again otherwise). An argument
+computed at run time (a variable holding an earlier tool's output, ``user["id"]``, an f-string, another call) holds
+a value the log never shows: it is left out of the call and counted, never guessed.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ NOT_LITERAL = "code argument computed at run time"
 # a tool as a CodeAgent's system prompt lists it: "def get_user(user_id: string) -> object:"
 _DEF = re.compile(r"^def ([A-Za-z_]\w*)\(([^)]*)\)\s*->", re.MULTILINE)
 _MISSING = object()
+_TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()  # except* (Python 3.11)
 
 
 @dataclass
@@ -55,30 +57,115 @@ class Calls:
             tree = ast.parse(code)
         except (SyntaxError, ValueError, RecursionError):
             return None
-        calls: list[tuple[str, dict[str, Any]]] = []
-        answer: Any = _MISSING
-        for node in _in_run_order(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self.defined.add(node.name)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):  # a module's function is no tool of the agent's
-                self.defined.update((a.asname or a.name).split(".")[0] for a in node.names)
-            elif isinstance(node, ast.Assign):
-                value = self._literal(node.value)
+        self._calls: list[tuple[str, dict[str, Any]]] = []
+        self._answer: Any = _MISSING
+        try:
+            self._visit(tree)
+        except RecursionError:
+            return None
+        return self._calls, self._answer
+
+    def _visit(self, node: ast.AST) -> None:
+        """``node`` in the order it runs. A name is bound to a literal only where the binding surely holds when it is
+        read: a value bound in one branch, one pass of a loop, a function's or comprehension's own scope (parameters,
+        loop variables), or by anything but a plain assignment of a literal (``for rid in ...``, ``rid, x = ...``,
+        ``rid += ...``, ``with ... as rid``, ``ids.append(...)``) is not known, so an argument naming it is left out,
+        never given a value an earlier line bound (which labelled the call with a value it was not made with)."""
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            self._scope(node)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            self._visit(node.generators[0].iter)  # the first iterable runs in the enclosing scope
+            self._local(node, [*node.generators[0].ifs, *node.generators[1:],
+                               *([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])])
+        elif isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, *_TRY_STAR, ast.Match)):
+            self._branches(node)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            if node.value is not None:  # the value runs before the names are bound
+                self._visit(node.value)
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                self._visit(target)
+            value = self._literal(node.value) if isinstance(node, ast.Assign) else _MISSING
+            if isinstance(node, ast.Assign) and value is not _MISSING:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
-                        if value is _MISSING:
-                            self.bound.pop(target.id, None)
-                        else:
-                            self.bound[target.id] = value
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                name = node.func.id
-                if name == FINAL:
-                    given = node.args[0] if node.args else next(
-                        (k.value for k in node.keywords if k.arg == "answer"), None)
-                    answer = _MISSING if given is None else self._literal(given)
-                elif self.is_tool(name):
-                    calls.append((name, self._arguments(name, node)))
-        return calls, answer
+                        self.bound[target.id] = value
+        else:
+            for child in ast.iter_child_nodes(node):
+                self._visit(child)
+            self._after(node)
+
+    def _after(self, node: ast.AST) -> None:
+        """A node whose parts have run: a name stored or deleted is no longer known, a method called on a name may
+        change it (``ids.append(x)``), an import is no tool, a call of a tool's name is a call."""
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            self.bound.pop(node.id, None)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name) and not isinstance(
+                node.ctx, ast.Load):
+            self.bound.pop(node.value.id, None)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):  # a module's function is no tool of the agent's
+            for a in node.names:
+                self.defined.add((a.asname or a.name).split(".")[0])
+                self.bound.pop(a.asname or a.name.split(".")[0], None)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(
+                node.func.value, ast.Name):
+            self.bound.pop(node.func.value.id, None)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            name = node.func.id
+            if name == FINAL:
+                given = node.args[0] if node.args else next(
+                    (k.value for k in node.keywords if k.arg == "answer"), None)
+                self._answer = _MISSING if given is None else self._literal(given)
+            elif self.is_tool(name):
+                self._calls.append((name, self._arguments(name, node)))
+
+    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef) -> None:
+        """A def, lambda or class: its decorators, defaults and bases run now, its body (read once, where a call of
+        it may run it any number of times) in a scope of its own, whose parameters and locals hide the names
+        bound outside; then the name is the code's own function, no tool."""
+        ahead = [*getattr(node, "decorator_list", []), *getattr(node, "bases", []),
+                 *(k.value for k in getattr(node, "keywords", []))]
+        if not isinstance(node, ast.ClassDef):
+            ahead += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+        for expr in ahead:
+            self._visit(expr)
+        self._local(node, node.body if isinstance(node.body, list) else [node.body])
+        if not isinstance(node, ast.Lambda):
+            self.defined.add(node.name)
+            self.bound.pop(node.name, None)
+
+    def _local(self, node: ast.AST, body: list[ast.AST]) -> None:
+        """``body`` run in a scope of its own: the names it binds (parameters, loop variables, locals) hide those
+        bound outside while it runs, and are gone after it, but for names it binds outside (``global``, ``:=``)."""
+        outside = dict(self.bound)
+        for name in _stored(node):
+            self.bound.pop(name, None)
+        for part in body:
+            self._visit(part)
+        self.bound = outside
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.Global, ast.Nonlocal)):
+                for name in inner.names:
+                    self.bound.pop(name, None)
+            elif isinstance(inner, ast.NamedExpr) and isinstance(inner.target, ast.Name):
+                self.bound.pop(inner.target.id, None)
+
+    def _branches(self, node: ast.AST) -> None:
+        """An if, loop, try or match: its test (a for's iterable) runs first; each branch (a loop's body: each pass)
+        starts not knowing the names any of them binds, which nothing knows after it either."""
+        stored = _stored(node)
+        if isinstance(node, ast.While):
+            self.bound = {k: v for k, v in self.bound.items() if k not in stored}
+        head = {ast.If: "test", ast.For: "iter", ast.AsyncFor: "iter", ast.While: "test", ast.Match: "subject"}
+        if type(node) in head:
+            self._visit(getattr(node, head[type(node)]))
+        blocks: list[list[ast.AST]] = [getattr(node, f) for f in ("body", "orelse", "finalbody") if hasattr(node, f)]
+        blocks += [[*([h.type] if h.type else []), *h.body] for h in getattr(node, "handlers", [])]
+        blocks += [[*([c.guard] if c.guard else []), *c.body] for c in getattr(node, "cases", [])]
+        for block in blocks:
+            self.bound = {k: v for k, v in self.bound.items() if k not in stored}
+            for part in block:
+                self._visit(part)
+        self.bound = {k: v for k, v in self.bound.items() if k not in stored}
 
     def _arguments(self, name: str, node: ast.Call) -> dict[str, Any]:
         params = self.params.get(name, [])
@@ -107,16 +194,26 @@ def answered(answer: Any) -> bool:
     return answer is not _MISSING
 
 
-def _in_run_order(node: ast.AST) -> list[ast.AST]:
-    """The nodes in the order the code runs them, near enough: statements in order, a call after the calls in its
-    arguments (``cancel(rid=find(x))`` runs ``find`` first), an assignment after its value."""
-    out: list[ast.AST] = []
-    stack: list[tuple[ast.AST, bool]] = [(node, False)]
-    while stack:
-        current, done = stack.pop()
-        if done:
-            out.append(current)
-            continue
-        stack.append((current, True))
-        stack.extend((child, False) for child in reversed(list(ast.iter_child_nodes(current))))
-    return out
+def _stored(node: ast.AST) -> set[str]:
+    """The names ``node`` binds, deletes or may change anywhere in it: assigned, loop and ``with`` variables,
+    parameters, ``except ... as`` and ``case`` captures, defs and imports, a name whose item or attribute is set or
+    whose method is called (``ids.append(x)``)."""
+    names: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            names.add(n.id)
+        elif isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.value, ast.Name) and not isinstance(
+                n.ctx, ast.Load):
+            names.add(n.value.id)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            names.add(n.func.value.id)
+        elif isinstance(n, ast.arg):
+            names.add(n.arg)
+        elif isinstance(n, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.FunctionDef, ast.AsyncFunctionDef,
+                            ast.ClassDef)) and n.name:
+            names.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            names.add(n.rest)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in n.names)
+    return names
