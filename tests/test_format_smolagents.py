@@ -102,6 +102,8 @@ def as_messages(steps: list[dict]) -> list[dict]:
             out.append(text("system", s["system_prompt"]))
         elif "task" in s:
             out.append(text("user", "New task:\n" + s["task"]))
+        elif "plan" in s:  # PlanningStep.to_messages: the plan, then smolagents' own user turn
+            out += [text("assistant", s["plan"].strip()), text("user", "Now proceed and carry out this plan.")]
         else:
             if s["model_output"] is not None:
                 out.append(text("assistant", s["model_output"].strip()))
@@ -305,3 +307,20 @@ def test_a_name_a_code_binds_otherwise_than_once_to_a_literal_is_not_traced(earl
         steps.append(code_step(k + 1, c, "Execution logs:\nok\nLast output from code snippet:\nNone", call=k + 1))
     calls = [c["function"] for m in to_chat(steps).messages for c in m.get("tool_calls") or []]
     assert calls[-1] == {"name": "get_user", "arguments": expected}
+
+
+def test_a_plan_in_the_messages_keeps_its_fenced_plan_as_the_steps_do(tmp_path):
+    """smolagents writes a plan as its words and the plan in a ``` fence ("Here are the facts I know and the plan of
+    action ...:\n```\n1. ...\n```"): the messages' reader took the fence for a CodeAgent's code and dropped it, so
+    the plan said nothing of itself where the steps' reader kept it."""
+    plan = ("Here are the facts I know and the plan of action that I will follow to solve the task:\n```\n1. Look up "
+            "ann_lee_123 with get_user.\n2. Offer to cancel QX7Z9A.\n```")
+    memory = code_memory()
+    memory.insert(2, {"model_input_messages": [], "model_output_message": {"role": "assistant", "content": plan},
+                      "plan": plan, "timing": TIMING, "token_usage": None})
+    steps, messages = tmp_path / "steps.jsonl", tmp_path / "messages.jsonl"
+    steps.write_text(json.dumps({"id": "c", "system_prompt": memory[0]["system_prompt"], "steps": memory[1:]}) + "\n")
+    messages.write_text(json.dumps({"id": "c", "messages": as_messages(memory)}) + "\n")
+    said = [m["content"] for m in to_chat(as_messages(memory)).messages if m["role"] == "assistant"]
+    assert plan in said
+    assert list(iter_transcript_events(messages)) == list(iter_transcript_events(steps))

@@ -458,7 +458,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # as, := or an annotated assignment, or changed by a method (ids.append) was read as the value an earlier line or
 # step bound, labelling the call with a value it was not made with; such an argument is left out and counted. The
 # walkthrough's memories, tau-bench airline and examples/logs convert byte for byte.
-CONVERSION_VERSION = 149
+# 150: in smolagents' write_memory_to_messages() a plan's message keeps its fenced plan ("Here are the facts I know
+# and the plan of action ...:\n```\n...\n```"), which the reader dropped as a CodeAgent's code block, so a plan said
+# nothing of itself there where the steps' plan did; a value a plan says is now traced to it in both. The steps'
+# files, tau-bench airline and examples/logs convert byte for byte.
+CONVERSION_VERSION = 150
 
 
 @dataclass(frozen=True)

@@ -113,8 +113,9 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             chat.ignored["FinalAnswerStep"] += 1  # the answer its last action step gave
         elif kind == "action":
             _action(chat, code, m, w, source, i)
-        elif not steps:
-            pending = _message(chat, code, m, w, source, pending)
+        elif not steps:  # a plan's message is followed by smolagents' own user turn (PlanningStep.to_messages)
+            plan = i + 1 < len(messages) and _proceeds(messages[i + 1])
+            pending = _message(chat, code, m, w, source, pending, plan)
     chat.ignored.update(code.ignored)
     return chat
 
@@ -209,10 +210,17 @@ def _code_calls(code: Calls, program: Any, base: str, where: str) -> tuple[list[
     return made, answer if answered(answer) else None
 
 
+def _proceeds(m: Any) -> bool:
+    """Whether ``m`` is the user turn smolagents writes after a plan (``Now proceed and carry out this plan.``)."""
+    return isinstance(m, Mapping) and m.get("role") == "user" and m.get("content") in (
+        PROCEED, [{"type": "text", "text": PROCEED}])
+
+
 def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: str,
-             pending: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+             pending: list[dict[str, Any]] | None, plan: bool = False) -> list[dict[str, Any]] | None:
     """One of ``write_memory_to_messages()``, ``pending`` the calls its last tool-call made (an empty list: a final
-    answer, whose tool-response repeats it); returns the calls a tool-response would answer next."""
+    answer, whose tool-response repeats it); returns the calls a tool-response would answer next. ``plan``: an
+    assistant message that is a plan, whose ``` fence is the plan itself (smolagents writes it so), no code."""
     role = m.get("role")
     if role not in ROLES:
         raise TranscriptFormatError(where, (f"'role' is {json.dumps(role, default=str)[:40]}" if "role" in m else
@@ -227,7 +235,7 @@ def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: 
     elif role == "user":
         chat.add({"role": "user", "content": text.removeprefix(TASK)}, source)
     elif role == "assistant":
-        words = _CODE.sub("", text).strip()
+        words = text.strip() if plan else _CODE.sub("", text).strip()
         if words:
             chat.add({"role": "assistant", "content": words}, source)
     elif role == "tool-call":
