@@ -324,3 +324,42 @@ def test_a_plan_in_the_messages_keeps_its_fenced_plan_as_the_steps_do(tmp_path):
     said = [m["content"] for m in to_chat(as_messages(memory)).messages if m["role"] == "assistant"]
     assert plan in said
     assert list(iter_transcript_events(messages)) == list(iter_transcript_events(steps))
+
+
+@pytest.mark.parametrize("failed", [True, False])
+def test_a_final_answer_is_said_after_its_steps_result_and_not_when_the_step_failed(tmp_path, failed):
+    """Code that calls a tool and then final_answer(...): its answer was said to the user though the call raised and
+    smolagents never gave it (the step's error, no is_final_answer), and the messages' reader said it before the
+    step's result, where the steps' reader said it after."""
+    code = 'cancel("QX7Z9A", "ann_lee_123", "change of plans")\nfinal_answer("Cancelled QX7Z9A.")'
+    memory = code_memory()[:5]
+    memory.append(code_step(1, code, None, error="Code execution failed: ValueError: already cancelled", call=4)
+                  if failed else code_step(1, code, "Execution logs:\nLast output from code snippet:\nCancelled QX7Z9A.",
+                                           "Cancelled QX7Z9A.", final=True, call=4))
+    steps, messages = tmp_path / "steps.jsonl", tmp_path / "messages.jsonl"
+    steps.write_text(json.dumps({"id": "c", "system_prompt": memory[0]["system_prompt"], "steps": memory[1:]}) + "\n")
+    messages.write_text(json.dumps({"id": "c", "messages": as_messages(memory)}) + "\n")
+    for chat in (to_chat(memory), to_chat(as_messages(memory))):
+        assert [m["role"] for m in chat.messages[-3:]] == ["assistant", "tool", "assistant"] if not failed else \
+            [m["role"] for m in chat.messages[-2:]] == ["assistant", "tool"]
+        assert ("Cancelled QX7Z9A." in [m["content"] for m in chat.messages]) is not failed
+    assert list(iter_transcript_events(messages)) == list(iter_transcript_events(steps))
+
+
+def test_a_tool_calling_agents_answer_given_beside_another_call_is_refused_as_smolagents_refuses_it():
+    """final_answer beside another call in one step: smolagents raises ('... do not perform any other tool calls
+    than the final answer tool call!'), keeps no tool_calls and runs on; the answer was read as said to the user."""
+    calls = [{"function": {"arguments": {"flight": "UA120"}, "name": "get_flight", "description": None}, "id": "p2",
+              "type": "function"},
+             {"function": {"arguments": {"answer": "All good."}, "name": "final_answer", "description": None},
+              "id": "p3", "type": "function"}]
+    step = {"step_number": 2, "timing": TIMING, "tool_calls": [], "error": {
+        "type": "AgentExecutionError", "message": "If you want to return an answer, please do not perform any other "
+                                                  "tool calls than the final answer tool call!"},
+        "model_output_message": {"role": "assistant", "content": None, "tool_calls": calls, "raw": None,
+                                 "token_usage": None}, "model_output": None, "code_action": None,
+        "observations": None, "observations_images": None, "action_output": None, "token_usage": None,
+        "is_final_answer": False}
+    chat = to_chat([{"task": "Is UA120 on time?", "task_images": None}, step])
+    assert [m["role"] for m in chat.messages] == ["user", "assistant", "tool"]
+    assert "All good." not in json.dumps(chat.messages)

@@ -462,7 +462,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # and the plan of action ...:\n```\n...\n```"), which the reader dropped as a CodeAgent's code block, so a plan said
 # nothing of itself there where the steps' plan did; a value a plan says is now traced to it in both. The steps'
 # files, tau-bench airline and examples/logs convert byte for byte.
-CONVERSION_VERSION = 150
+# 151: a smolagents step's final answer is said only where the step did not fail: code that raised before its
+# final_answer(...), a ToolCallingAgent's final_answer beside another call (smolagents refuses it and runs on) or a
+# failed final_answer_check gave an answer the user never got, read as said; and write_memory_to_messages()'s reader
+# said a step's answer before the step's result, where the steps' reader says it after. The walkthrough's memories,
+# tau-bench airline and examples/logs convert byte for byte.
+CONVERSION_VERSION = 151
 
 
 @dataclass(frozen=True)

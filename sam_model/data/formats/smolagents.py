@@ -12,7 +12,7 @@ dataclass's ``dict()`` that names no type, so a step is told by its keys: a ``Ta
 ``observations`` the tools' outputs, one text for the step (parallel calls' outputs joined, so they answer the step's
 last call); a call that raised leaves ``tool_calls`` empty and an ``error`` (``{"type", "message"}``): the call is
 read from the ``model_output_message`` and its result is the error, flagged failed. Its ``final_answer`` call is
-the answer, words said to the user. A ``CodeAgent``'s action is Python (``code_action``), whose tool calls are read
+the answer, words said to the user (not where the step failed: smolagents never gave it). A ``CodeAgent``'s action is Python (``code_action``), whose tool calls are read
 from the code (:mod:`sam_model.data.formats.smolagents_code`); its ``model_output`` beside the code is its words,
 and a final step's ``action_output`` the answer. The system prompt is also the first of an action's
 ``model_input_messages`` (full steps), read as the policy when no ``SystemPromptStep`` came first.
@@ -89,6 +89,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
     steps = any(step_kind(m) is not None for m in messages if isinstance(m, Mapping))
     policy = False
     pending: list[dict[str, Any]] | None = None  # the calls a tool-response answers (write_memory_to_messages)
+    answer: Any = None  # the answer a tool-call gave, said after its step's tool-response unless that is an error
     for i, m, w in each(messages, where, "step" if steps else "message"):
         source = f"{'step' if steps else 'message'} {i}"
         kind = step_kind(m) if steps else None
@@ -115,7 +116,11 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             _action(chat, code, m, w, source, i)
         elif not steps:  # a plan's message is followed by smolagents' own user turn (PlanningStep.to_messages)
             plan = i + 1 < len(messages) and _proceeds(messages[i + 1])
-            pending = _message(chat, code, m, w, source, pending, plan)
+            if answer is not None and m.get("role") != "tool-response":  # no response came: it was said
+                chat.add({"role": "assistant", "content": _said(answer)}, source)
+            pending, answer = _message(chat, code, m, w, source, pending, answer, plan)
+    if answer is not None:
+        chat.add({"role": "assistant", "content": _said(answer)}, f"message {len(messages) - 1}")
     chat.ignored.update(code.ignored)
     return chat
 
@@ -184,7 +189,9 @@ def _turn(chat: Chat, words: str, calls: list[dict[str, Any]], observed: str | N
         chat.add({**_result(calls), "content": text, **({FAILED: True} if error is not None else {})}, source)
     elif error is not None:  # no call read: smolagents' words to the model of what went wrong
         chat.ignored["error without a call"] += 1
-    if answer is not None:
+    if answer is not None and error is not None:  # smolagents refused it (a call beside it, a failed check) or the
+        chat.ignored["final answer of a failed step"] += 1  # code raised before it: the user never got it
+    elif answer is not None:
         chat.add({"role": "assistant", "content": _said(answer)}, source)
 
 
@@ -217,10 +224,13 @@ def _proceeds(m: Any) -> bool:
 
 
 def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: str,
-             pending: list[dict[str, Any]] | None, plan: bool = False) -> list[dict[str, Any]] | None:
+             pending: list[dict[str, Any]] | None, answer: Any = None,
+             plan: bool = False) -> tuple[list[dict[str, Any]] | None, Any]:
     """One of ``write_memory_to_messages()``, ``pending`` the calls its last tool-call made (an empty list: a final
-    answer, whose tool-response repeats it); returns the calls a tool-response would answer next. ``plan``: an
-    assistant message that is a plan, whose ``` fence is the plan itself (smolagents writes it so), no code."""
+    answer alone, whose tool-response repeats it) and ``answer`` the final answer it gave, said after the step's
+    result unless that result is an error (smolagents never gave it); returns the calls and answer a tool-response
+    would follow next. ``plan``: an assistant message that is a plan, whose ``` fence is the plan itself
+    (smolagents writes it so), no code."""
     role = m.get("role")
     if role not in ROLES:
         raise TranscriptFormatError(where, (f"'role' is {json.dumps(role, default=str)[:40]}" if "role" in m else
@@ -246,12 +256,17 @@ def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: 
         chat.add({**_result(pending), "content": body, **({FAILED: True} if failed else {})}, source)
     elif pending is None:  # an error of a call these messages do not hold (a ToolCallingAgent's that raised)
         chat.ignored["result without a call"] += 1
-    return None
+    if role == "tool-response" and answer is not None and not text.startswith(OBSERVED):
+        chat.ignored["final answer of a failed step"] += 1
+    elif role == "tool-response" and answer is not None:
+        chat.add({"role": "assistant", "content": _said(answer)}, source)
+    return None, None
 
 
-def _message_calls(chat: Chat, code: Calls, text: str, where: str, source: str) -> list[dict[str, Any]]:
-    """A tool-call message's calls, joined to the words just before them (one step); returns them, or [] for a
-    final answer (its words added here)."""
+def _message_calls(chat: Chat, code: Calls, text: str, where: str, source: str
+                   ) -> tuple[list[dict[str, Any]], Any]:
+    """A tool-call message's calls, joined to the words just before them (one step); returns them ([] for a final
+    answer alone) and the final answer they gave (None: none), said after the step's result."""
     try:
         calls = ast.literal_eval(text.removeprefix(CALLING))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -276,9 +291,7 @@ def _message_calls(chat: Chat, code: Calls, text: str, where: str, source: str) 
         last["tool_calls"] = made  # the words the step's model output said beside its calls
     elif made:
         chat.add({"role": "assistant", "content": None, "tool_calls": made}, source)
-    if answer is not None:
-        chat.add({"role": "assistant", "content": _said(answer)}, source)
-    return [] if answer is not None and not made else made
+    return made, answer
 
 
 def _said(answer: Any) -> str:
