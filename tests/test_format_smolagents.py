@@ -363,3 +363,21 @@ def test_a_tool_calling_agents_answer_given_beside_another_call_is_refused_as_sm
     chat = to_chat([{"task": "Is UA120 on time?", "task_images": None}, step])
     assert [m["role"] for m in chat.messages] == ["user", "assistant", "tool"]
     assert "All good." not in json.dumps(chat.messages)
+
+
+def test_a_tool_calling_agents_python_interpreter_tool_is_a_call_like_any_other():
+    """ToolCallingAgent(add_base_tools=True) has smolagents' PythonInterpreterTool, whose call's arguments are
+    {"code": ...}: a memory holding one was refused, "'code_action' is an object, expected the code the agent ran",
+    its call taken for a CodeAgent's code (a string), in the steps and in write_memory_to_messages() alike."""
+    call = {"id": "q1", "type": "function", "function": {"name": "python_interpreter",
+                                                         "arguments": {"code": "print(17 * 3)"}}}
+    step = {"step_number": 1, "timing": TIMING, "tool_calls": [call], "error": None,
+            "model_output_message": {"role": "assistant", "content": None, "tool_calls": [call], "raw": None,
+                                     "token_usage": None}, "model_output": None, "code_action": None,
+            "observations": "Stdout:\n51\n\nOutput: None", "observations_images": None, "action_output": None,
+            "token_usage": None, "is_final_answer": False}
+    memory = [{"task": "what is 17 * 3?", "task_images": None}, step]
+    for chat in (to_chat(memory), to_chat(as_messages(memory))):
+        assert [c["function"] for m in chat.messages for c in m.get("tool_calls") or []] == [
+            {"name": "python_interpreter", "arguments": {"code": "print(17 * 3)"}}]
+        assert chat.messages[-1]["content"] == "Stdout:\n51\n\nOutput: None"

@@ -467,7 +467,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # failed final_answer_check gave an answer the user never got, read as said; and write_memory_to_messages()'s reader
 # said a step's answer before the step's result, where the steps' reader says it after. The walkthrough's memories,
 # tau-bench airline and examples/logs convert byte for byte.
-CONVERSION_VERSION = 151
+# 152: a smolagents ToolCallingAgent's call of smolagents' PythonInterpreterTool (add_base_tools=True; arguments
+# {"code": ...}) is read as a tool call like any other: a memory holding one was refused ("'code_action' is an object,
+# expected the code the agent ran"), its call taken for a CodeAgent's code, so --skip-bad left the conversation out.
+# The walkthrough's memories, tau-bench airline and examples/logs convert byte for byte.
+CONVERSION_VERSION = 152
 
 
 @dataclass(frozen=True)

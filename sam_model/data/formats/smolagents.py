@@ -156,8 +156,7 @@ def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: s
     if observed is not None and not isinstance(observed, str):
         raise TranscriptFormatError(where, f"'observations' is {json_type(observed)}, expected a string or null")
     program = m.get("code_action")
-    code_call = next((c for c in calls if isinstance(c, Mapping) and isinstance(c.get("function"), Mapping)
-                      and c["function"].get("name") == INTERPRETER), None)
+    code_call = next((c for c in calls if _is_code(c)), None)
     if program is not None or code_call is not None:
         if program is None:
             program = _arguments(code_call, where)
@@ -278,7 +277,7 @@ def _message_calls(chat: Chat, code: Calls, text: str, where: str, source: str
     answer = None
     for j, c in enumerate(calls):
         name, args = _name(c, f"{where}, call {j}"), _arguments(c, f"{where}, call {j}")
-        if name == INTERPRETER:
+        if name == INTERPRETER and _is_code(c):
             found, said = _code_calls(code, args, str(c.get("id") or f"call_{j}"), where)
             made += found
             answer = said if said is not None else answer
@@ -306,9 +305,22 @@ def _name(call: Any, where: str) -> str:
     return fn["name"]
 
 
+def _is_code(call: Any) -> bool:
+    """Whether ``call`` is the python_interpreter call a CodeAgent records, its code the arguments (a string); a
+    ToolCallingAgent's call of smolagents' PythonInterpreterTool (``add_base_tools=True`` gives it one) has the
+    object ``{"code": ...}``, a tool call like any other: its code runs apart from the agent's tools."""
+    fn = call.get("function") if isinstance(call, Mapping) else None
+    if not isinstance(fn, Mapping) or fn.get("name") != INTERPRETER or not isinstance(fn.get("arguments"), str):
+        return False
+    try:
+        return not isinstance(json.loads(fn["arguments"]), Mapping)
+    except ValueError:
+        return True
+
+
 def _arguments(call: Mapping[str, Any], where: str) -> Any:
     args = call["function"].get("arguments")
-    if isinstance(args, str) and call["function"]["name"] != INTERPRETER:
+    if isinstance(args, str) and not _is_code(call):
         try:
             return json.loads(args)
         except ValueError:
