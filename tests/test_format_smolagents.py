@@ -381,3 +381,14 @@ def test_a_tool_calling_agents_python_interpreter_tool_is_a_call_like_any_other(
         assert [c["function"] for m in chat.messages for c in m.get("tool_calls") or []] == [
             {"name": "python_interpreter", "arguments": {"code": "print(17 * 3)"}}]
         assert chat.messages[-1]["content"] == "Stdout:\n51\n\nOutput: None"
+
+
+def test_a_final_answer_the_code_may_not_have_reached_is_not_said():
+    """final_answer(...) under an if: the step that did not take the branch ran on (is_final_answer false), yet its
+    literal was said to the user; in the messages, which keep no is_final_answer, a conditional answer is unknown."""
+    code = 'user = get_user("ann_lee_123")\nif user["vip"]:\n    final_answer("You are a VIP.")\nprint(user)'
+    memory = code_memory()[:2] + [code_step(1, code, "Execution logs:\n{'vip': False}\nLast output from code "
+                                                    "snippet:\nNone")]
+    for chat in (to_chat(memory), to_chat(as_messages(memory))):
+        assert "You are a VIP." not in [m["content"] for m in chat.messages if m["role"] == "assistant"]
+        assert [c["function"]["name"] for m in chat.messages for c in m.get("tool_calls") or []] == ["get_user"]

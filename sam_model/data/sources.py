@@ -471,7 +471,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # {"code": ...}) is read as a tool call like any other: a memory holding one was refused ("'code_action' is an object,
 # expected the code the agent ran"), its call taken for a CodeAgent's code, so --skip-bad left the conversation out.
 # The walkthrough's memories, tau-bench airline and examples/logs convert byte for byte.
-CONVERSION_VERSION = 152
+# 153: a smolagents CodeAgent's final_answer("...") the code may not have reached is no answer: in a step that did
+# not end the run (is_final_answer false: an if not taken) its literal was said to the user, and in
+# write_memory_to_messages() (no is_final_answer) one called in a branch, loop or function is unknown. The
+# walkthrough's memories, tau-bench airline and examples/logs convert byte for byte.
+CONVERSION_VERSION = 153
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,8 @@ def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: s
         made, answer = _code_calls(code, program, base if isinstance(base, str) and base else f"call_{index}", where)
         if m.get("is_final_answer") is True and "action_output" in m:
             answer = m["action_output"]
+        elif m.get("is_final_answer") is False:  # its final_answer(...), under an if, did not run: no answer
+            answer = None
         _turn(chat, words, made, observed, error, answer, source)
         return
     made, answer = [], None

@@ -52,13 +52,15 @@ class Calls:
 
     def read(self, code: str) -> tuple[list[tuple[str, dict[str, Any]]], Any] | None:
         """The tool calls of one step's code in the order they run, as (name, arguments), and the literal given to
-        ``final_answer`` (``_MISSING`` when none); None when the code does not parse (smolagents could not run it)."""
+        ``final_answer`` (``_MISSING`` when none, or when it is called in a branch, loop or function, which may not
+        run it); None when the code does not parse (smolagents could not run it)."""
         try:
             tree = ast.parse(code)
         except (SyntaxError, ValueError, RecursionError):
             return None
         self._calls: list[tuple[str, dict[str, Any]]] = []
         self._answer: Any = _MISSING
+        self._depth = 0  # the branches, loops and scopes around the node: a final_answer there may not run
         try:
             self._visit(tree)
         except RecursionError:
@@ -114,7 +116,7 @@ class Calls:
             if name == FINAL:
                 given = node.args[0] if node.args else next(
                     (k.value for k in node.keywords if k.arg == "answer"), None)
-                self._answer = _MISSING if given is None else self._literal(given)
+                self._answer = _MISSING if given is None or self._depth else self._literal(given)
             elif self.is_tool(name):
                 self._calls.append((name, self._arguments(name, node)))
 
@@ -139,8 +141,10 @@ class Calls:
         outside = dict(self.bound)
         for name in _stored(node):
             self.bound.pop(name, None)
+        self._depth += 1
         for part in body:
             self._visit(part)
+        self._depth -= 1
         self.bound = outside
         for inner in ast.walk(node):
             if isinstance(inner, (ast.Global, ast.Nonlocal)):
@@ -161,10 +165,12 @@ class Calls:
         blocks: list[list[ast.AST]] = [getattr(node, f) for f in ("body", "orelse", "finalbody") if hasattr(node, f)]
         blocks += [[*([h.type] if h.type else []), *h.body] for h in getattr(node, "handlers", [])]
         blocks += [[*([c.guard] if c.guard else []), *c.body] for c in getattr(node, "cases", [])]
+        self._depth += 1
         for block in blocks:
             self.bound = {k: v for k, v in self.bound.items() if k not in stored}
             for part in block:
                 self._visit(part)
+        self._depth -= 1
         self.bound = {k: v for k, v in self.bound.items() if k not in stored}
 
     def _arguments(self, name: str, node: ast.Call) -> dict[str, Any]:
