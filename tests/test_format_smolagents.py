@@ -392,3 +392,21 @@ def test_a_final_answer_the_code_may_not_have_reached_is_not_said():
     for chat in (to_chat(memory), to_chat(as_messages(memory))):
         assert "You are a VIP." not in [m["content"] for m in chat.messages if m["role"] == "assistant"]
         assert [c["function"]["name"] for m in chat.messages for c in m.get("tool_calls") or []] == ["get_user"]
+
+
+def test_a_failed_code_steps_printed_logs_and_error_are_one_failed_result_in_the_messages_too(tmp_path):
+    """Code that printed, then raised: its step keeps both (observations "Execution logs:\\n...", and the error), which
+    write_memory_to_messages() writes as two tool-responses; the messages' reader took the first for the step's
+    result, not failed, said the code's final answer after it, and counted the error as 'result without a call'."""
+    code = 'print("checking QX7Z9A")\ncancel("QX7Z9A", "ann_lee_123", "change of plans")\nfinal_answer("Cancelled.")'
+    memory = code_memory()[:5] + [code_step(1, code, "Execution logs:\nchecking QX7Z9A\n",
+                                            error="Code execution failed: ValueError: already cancelled", call=4)]
+    chat = to_chat(as_messages(memory))
+    assert chat.messages[-1]["role"] == "tool" and chat.messages[-1]["is_error"] is True
+    assert chat.messages[-1]["content"].endswith("already cancelled")
+    assert "Cancelled." not in [m["content"] for m in chat.messages]
+    assert "result without a call" not in chat.ignored
+    steps, messages = tmp_path / "steps.jsonl", tmp_path / "messages.jsonl"
+    steps.write_text(json.dumps({"id": "c", "system_prompt": memory[0]["system_prompt"], "steps": memory[1:]}) + "\n")
+    messages.write_text(json.dumps({"id": "c", "messages": as_messages(memory)}) + "\n")
+    assert list(iter_transcript_events(messages)) == list(iter_transcript_events(steps))

@@ -475,7 +475,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # not end the run (is_final_answer false: an if not taken) its literal was said to the user, and in
 # write_memory_to_messages() (no is_final_answer) one called in a branch, loop or function is unknown. The
 # walkthrough's memories, tau-bench airline and examples/logs convert byte for byte.
-CONVERSION_VERSION = 153
+# 154: in smolagents' write_memory_to_messages() a step that printed, then raised (a CodeAgent's code) is written as
+# an Observation tool-response and an Error one; they are one failed result, its logs and error, as the step's
+# (observations, error) are: the Observation was read as an ok result (last_action_result "ok"), the code's final
+# answer said after it and the error counted as "result without a call". The steps' files, tau-bench airline and
+# examples/logs convert byte for byte.
+CONVERSION_VERSION = 154
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
     policy = False
     pending: list[dict[str, Any]] | None = None  # the calls a tool-response answers (write_memory_to_messages)
     answer: Any = None  # the answer a tool-call gave, said after its step's tool-response unless that is an error
+    joined: set[int] = set()  # the Error tool-responses read with the Observation before them (one failed step)
     for i, m, w in each(messages, where, "step" if steps else "message"):
         source = f"{'step' if steps else 'message'} {i}"
         kind = step_kind(m) if steps else None
@@ -114,11 +115,18 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             chat.ignored["FinalAnswerStep"] += 1  # the answer its last action step gave
         elif kind == "action":
             _action(chat, code, m, w, source, i)
+        elif not steps and i in joined:  # the error of the step whose printed logs the last message was
+            continue
         elif not steps:  # a plan's message is followed by smolagents' own user turn (PlanningStep.to_messages)
-            plan = i + 1 < len(messages) and _proceeds(messages[i + 1])
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            plan = _proceeds(nxt)
+            error = _error_after(m, nxt)
+            if error is not None:
+                joined.add(i + 1)
+                m = {**m, "content": f"{_response(m)}\n{error}"}
             if answer is not None and m.get("role") != "tool-response":  # no response came: it was said
                 chat.add({"role": "assistant", "content": _said(answer)}, source)
-            pending, answer = _message(chat, code, m, w, source, pending, answer, plan)
+            pending, answer = _message(chat, code, m, w, source, pending, answer, plan, error is not None)
     if answer is not None:
         chat.add({"role": "assistant", "content": _said(answer)}, f"message {len(messages) - 1}")
     chat.ignored.update(code.ignored)
@@ -218,6 +226,26 @@ def _code_calls(code: Calls, program: Any, base: str, where: str) -> tuple[list[
     return made, answer if answered(answer) else None
 
 
+def _response(m: Any) -> str | None:
+    """A tool-response's text as smolagents writes it (one text part), or None."""
+    if not isinstance(m, Mapping) or m.get("role") != "tool-response":
+        return None
+    content = m.get("content")
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], Mapping):
+        content = content[0].get("text")
+    return content if isinstance(content, str) else None
+
+
+def _error_after(m: Any, nxt: Any) -> str | None:
+    """The error of the step whose ``Observation:`` ``m`` is, where ``nxt`` is its ``Error:`` tool-response
+    (ActionStep.to_messages writes a step that printed and then raised as both), without smolagents' retry advice;
+    None: ``nxt`` is no such error."""
+    seen, then = _response(m), _response(nxt)
+    if seen is None or then is None or not seen.startswith(OBSERVED) or then.startswith(OBSERVED) or ERROR not in then:
+        return None
+    return then.split(ERROR, 1)[-1].split(RETRY, 1)[0]
+
+
 def _proceeds(m: Any) -> bool:
     """Whether ``m`` is the user turn smolagents writes after a plan (``Now proceed and carry out this plan.``)."""
     return isinstance(m, Mapping) and m.get("role") == "user" and m.get("content") in (
@@ -225,8 +253,8 @@ def _proceeds(m: Any) -> bool:
 
 
 def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: str,
-             pending: list[dict[str, Any]] | None, answer: Any = None,
-             plan: bool = False) -> tuple[list[dict[str, Any]] | None, Any]:
+             pending: list[dict[str, Any]] | None, answer: Any = None, plan: bool = False,
+             failed: bool = False) -> tuple[list[dict[str, Any]] | None, Any]:
     """One of ``write_memory_to_messages()``, ``pending`` the calls its last tool-call made (an empty list: a final
     answer alone, whose tool-response repeats it) and ``answer`` the final answer it gave, said after the step's
     result unless that result is an error (smolagents never gave it); returns the calls and answer a tool-response
@@ -252,12 +280,12 @@ def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: 
     elif role == "tool-call":
         return _message_calls(chat, code, text, where, source)
     elif pending:  # a tool-response: the step's one output answers its last call
-        failed = not text.startswith(OBSERVED)
-        body = text.split(ERROR, 1)[-1].split(RETRY, 1)[0] if failed else text.removeprefix(OBSERVED)
+        failed = not text.startswith(OBSERVED) or failed  # (an Observation joined to its step's error: failed)
+        body = text.removeprefix(OBSERVED) if text.startswith(OBSERVED) else text.split(ERROR, 1)[-1].split(RETRY, 1)[0]
         chat.add({**_result(pending), "content": body, **({FAILED: True} if failed else {})}, source)
     elif pending is None:  # an error of a call these messages do not hold (a ToolCallingAgent's that raised)
         chat.ignored["result without a call"] += 1
-    if role == "tool-response" and answer is not None and not text.startswith(OBSERVED):
+    if role == "tool-response" and answer is not None and (failed or not text.startswith(OBSERVED)):
         chat.ignored["final answer of a failed step"] += 1
     elif role == "tool-response" and answer is not None:
         chat.add({"role": "assistant", "content": _said(answer)}, source)
