@@ -109,6 +109,9 @@ def as_messages(steps: list[dict]) -> list[dict]:
                 out.append(text("assistant", s["model_output"].strip()))
             if s["tool_calls"]:
                 out.append(text("tool-call", "Calling tools:\n" + str(s["tool_calls"])))
+            if s.get("observations_images"):  # what a tool returned as images: a user message of them alone
+                out.append({**text("user", ""), "content": [{"type": "image", "image": "<PIL.Image.Image>"}
+                                                            for _ in s["observations_images"]]})
             if s["observations"] is not None:
                 out.append(text("tool-response", "Observation:\n" + s["observations"]))
             if s["error"] is not None:
@@ -406,6 +409,21 @@ def test_a_failed_code_steps_printed_logs_and_error_are_one_failed_result_in_the
     assert chat.messages[-1]["content"].endswith("already cancelled")
     assert "Cancelled." not in [m["content"] for m in chat.messages]
     assert "result without a call" not in chat.ignored
+    steps, messages = tmp_path / "steps.jsonl", tmp_path / "messages.jsonl"
+    steps.write_text(json.dumps({"id": "c", "system_prompt": memory[0]["system_prompt"], "steps": memory[1:]}) + "\n")
+    messages.write_text(json.dumps({"id": "c", "messages": as_messages(memory)}) + "\n")
+    assert list(iter_transcript_events(messages)) == list(iter_transcript_events(steps))
+
+
+def test_a_tools_image_between_a_call_and_its_observation_keeps_the_call_answered(tmp_path):
+    """A tool that returns an image (a browser agent's screenshot): write_memory_to_messages() puts a user message of
+    the images between the step's tool-call and its tool-response; the messages' reader took it for the user's
+    (empty) turn, forgot the step's calls, and counted their result as 'result without a call'."""
+    memory = code_memory()
+    memory[2] = {**memory[2], "observations_images": ["<the image's bytes>"]}
+    chat = to_chat(as_messages(memory))
+    assert "result without a call" not in chat.ignored and chat.ignored["image"] == 1
+    assert "" not in [m.get("content") for m in chat.messages if m["role"] == "user"]
     steps, messages = tmp_path / "steps.jsonl", tmp_path / "messages.jsonl"
     steps.write_text(json.dumps({"id": "c", "system_prompt": memory[0]["system_prompt"], "steps": memory[1:]}) + "\n")
     messages.write_text(json.dumps({"id": "c", "messages": as_messages(memory)}) + "\n")

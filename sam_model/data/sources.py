@@ -480,7 +480,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (observations, error) are: the Observation was read as an ok result (last_action_result "ok"), the code's final
 # answer said after it and the error counted as "result without a call". The steps' files, tau-bench airline and
 # examples/logs convert byte for byte.
-CONVERSION_VERSION = 154
+# 155: in smolagents' write_memory_to_messages() the images a step observed (observations_images, a browser agent's
+# screenshot its step callback adds) are a user message between the step's tool-call and tool-response: read as the
+# user's (empty) turn, it cut the step's calls from their result ("result without a call", last_action_result
+# none). It is counted as images, the result answering the calls. The steps' files, tau-bench airline and
+# examples/logs convert byte for byte.
+CONVERSION_VERSION = 155
 
 
 @dataclass(frozen=True)

@@ -271,6 +271,8 @@ def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: 
         chat.add({"role": "system", "content": text}, source)
     elif role == "user" and text == PROCEED:
         chat.ignored["plan prompt"] += 1
+    elif role == "user" and not text.strip():  # the images a step's tool returned (counted), between its tool-call
+        return pending, answer  # and its tool-response: no turn of the user's
     elif role == "user":
         chat.add({"role": "user", "content": text.removeprefix(TASK)}, source)
     elif role == "assistant":
