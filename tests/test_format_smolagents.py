@@ -428,3 +428,15 @@ def test_a_tools_image_between_a_call_and_its_observation_keeps_the_call_answere
     steps.write_text(json.dumps({"id": "c", "system_prompt": memory[0]["system_prompt"], "steps": memory[1:]}) + "\n")
     messages.write_text(json.dumps({"id": "c", "messages": as_messages(memory)}) + "\n")
     assert list(iter_transcript_events(messages)) == list(iter_transcript_events(steps))
+
+
+def test_the_error_of_a_tool_calling_step_after_a_good_one_is_not_joined_to_its_result():
+    """A ToolCallingAgent's step whose call raised writes no tool-call, only its Error (no 'Call id:', as it keeps no
+    tool_calls); after a step whose model wrote no text it follows that step's Observation at once, yet is not its
+    step's: that result stays ok, the error one of a call these messages do not hold."""
+    steps = smolagents_steps()
+    memory = [steps[1], steps[2], {**steps[5], "step_number": 2}]
+    chat = to_chat(as_messages(memory))
+    results = [m for m in chat.messages if m["role"] == "tool"]
+    assert len(results) == 1 and not results[0].get("is_error") and ERROR not in results[0]["content"]
+    assert chat.ignored == {"result without a call": 1}

@@ -39,6 +39,7 @@ from sam_model.io import json_type
 ACTION_KEYS = frozenset({"step_number", "model_output", "observations", "tool_calls"})
 ROLES = ("system", "user", "assistant", "tool-call", "tool-response")
 TASK, CALLING, OBSERVED, ERROR = "New task:\n", "Calling tools:\n", "Observation:\n", "Error:\n"
+CALL_ID = "Call id: "  # how a step that kept its calls opens its error's tool-response
 RETRY = "\nNow let's retry: take care not to repeat previous errors!"  # smolagents' words after an error
 PROCEED = "Now proceed and carry out this plan."  # smolagents' user turn after a plan: not the user's
 _CODE = re.compile(r"<code>.*?(?:</code>|$)|```(?:py|python)?\n.*?(?:```|$)", re.DOTALL)
@@ -239,9 +240,12 @@ def _response(m: Any) -> str | None:
 def _error_after(m: Any, nxt: Any) -> str | None:
     """The error of the step whose ``Observation:`` ``m`` is, where ``nxt`` is its ``Error:`` tool-response
     (ActionStep.to_messages writes a step that printed and then raised as both), without smolagents' retry advice;
-    None: ``nxt`` is no such error."""
+    None: ``nxt`` is no such error. A step's error opens with ``Call id:`` where the step kept its calls (a
+    CodeAgent's), whose tool-call came before its Observation; one without (a ToolCallingAgent's call that raised,
+    its step keeping none) is the next step's, however close it follows."""
     seen, then = _response(m), _response(nxt)
-    if seen is None or then is None or not seen.startswith(OBSERVED) or then.startswith(OBSERVED) or ERROR not in then:
+    if seen is None or then is None or not seen.startswith(OBSERVED) or not then.startswith(CALL_ID) or (
+            ERROR not in then):
         return None
     return then.split(ERROR, 1)[-1].split(RETRY, 1)[0]
 
