@@ -440,3 +440,37 @@ def test_the_error_of_a_tool_calling_step_after_a_good_one_is_not_joined_to_its_
     results = [m for m in chat.messages if m["role"] == "tool"]
     assert len(results) == 1 and not results[0].get("is_error") and ERROR not in results[0]["content"]
     assert chat.ignored == {"result without a call": 1}
+
+
+@pytest.mark.parametrize("agent", ["code", "tool_calling"])
+def test_one_real_run_dumped_as_steps_or_as_messages_gives_the_same_events(tmp_path, agent):
+    """One scripted run of smolagents 1.26 (tests/fixtures/smolagents_scripted.py wrote it), dumped both ways, where
+    the messages hold all the steps do. They differed: in the messages a CodeAgent's final_answer(reply), reply no
+    literal, gave no answer (the steps have its action_output; the messages its step's last output), and a
+    ToolCallingAgent's fenced words were cut as if they were a CodeAgent's code (the steps keep them)."""
+    run = json.loads((TESTS / "fixtures" / "smolagents_scripted.json").read_text())[agent]
+    events = {}
+    for way in ("steps", "messages"):
+        (tmp_path / f"{way}.json").write_text(json.dumps(run[way]))
+        events[way] = [{k: v for k, v in e.items() if k != "episode_id"}
+                       for e in iter_transcript_events(tmp_path / f"{way}.json")]
+    assert events["messages"] == events["steps"]
+    said = [e["text"] for e in events["steps"] if e["kind"] == "system"]
+    assert said == ({"code": ["Thought: look the user up.", "Thought: answer with what I found.",
+                              "I see {'name': 'Ann', 'reservations': ['QX7Z9A']}.", "Thought: check first.",
+                              "{'name': 'Ann', 'reservations': ['QX7Z9A']} still"],
+                     "tool_calling": ["I will look you up, as in:\n```\nget_user('ann_lee_123')\n```",
+                                      "Your reservations:\n```py\n['QX7Z9A']\n```", "You have QX7Z9A."]}[agent])
+
+
+def test_an_image_in_a_final_step_does_not_say_its_answer_twice(tmp_path):
+    """The images of a step whose code gave final_answer(...) sit between its tool-call and tool-response: the
+    messages' reader said the answer there, as if no response came, and again after the response."""
+    memory = code_memory()
+    memory[3] = {**memory[3], "observations_images": ["<the image's bytes>"]}
+    said = [m["content"] for m in to_chat(as_messages(memory)).messages if m["role"] == "assistant"]
+    assert said.count("I see reservation QX7Z9A. Cancel it?") == 1
+    steps, messages = tmp_path / "steps.jsonl", tmp_path / "messages.jsonl"
+    steps.write_text(json.dumps({"id": "c", "system_prompt": memory[0]["system_prompt"], "steps": memory[1:]}) + "\n")
+    messages.write_text(json.dumps({"id": "c", "messages": as_messages(memory)}) + "\n")
+    assert list(iter_transcript_events(messages)) == list(iter_transcript_events(steps))

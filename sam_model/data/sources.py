@@ -485,7 +485,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # user's (empty) turn, it cut the step's calls from their result ("result without a call", last_action_result
 # none). It is counted as images, the result answering the calls. The steps' files, tau-bench airline and
 # examples/logs convert byte for byte.
-CONVERSION_VERSION = 155
+# 156: smolagents' write_memory_to_messages() reads as the steps of the same run do (a real 1.26 run dumped both
+# ways, tests/fixtures/smolagents_scripted.json): a CodeAgent's final_answer(reply), reply no literal, in a step that
+# ended the run is its last output (the steps' action_output; it said no answer), and a ToolCallingAgent's fenced
+# words are kept (they were cut as a CodeAgent's code). A final step's images no longer say its answer twice. The
+# steps' files, the walkthrough's memories and examples/logs convert byte for byte.
+CONVERSION_VERSION = 156
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,10 @@ and a final step's ``action_output`` the answer. The system prompt is also the f
 What ``agent.write_memory_to_messages()`` returns is read too (``[m.dict() for m in ...]``): ChatMessages of roles
 ``system``, ``user`` (a task as ``New task:\\n...``), ``assistant``, ``tool-call`` (``Calling tools:\\n`` and the calls
 as Python writes a list of dicts) and ``tool-response`` (``Observation:\\n...``, or ``Error:\\n...`` for a failed step),
-content a list of ``{"type": "text", "text"}`` parts. Those messages lose what the steps keep (a ToolCallingAgent's
-failed call is missing, its error alone), so the steps are the better log.
+content a list of ``{"type": "text", "text"}`` parts, read as the steps of the same run are: a CodeAgent's
+``final_answer(reply)`` in a step that ended the run is its Observation's last output (the steps' ``action_output``),
+and only a CodeAgent's code is cut from the words before its call. Those messages lose what the steps keep (a
+ToolCallingAgent's failed call is missing, its error alone), so the steps are the better log.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ TASK, CALLING, OBSERVED, ERROR = "New task:\n", "Calling tools:\n", "Observation
 CALL_ID = "Call id: "  # how a step that kept its calls opens its error's tool-response
 RETRY = "\nNow let's retry: take care not to repeat previous errors!"  # smolagents' words after an error
 PROCEED = "Now proceed and carry out this plan."  # smolagents' user turn after a plan: not the user's
+LAST = "Last output from code snippet:\n"  # what a CodeAgent's Observation ends with: a final step's, the answer
+OUTPUT = object()  # an answer the code gave final_answer as no literal: its step's last output, if the step ended the run
 _CODE = re.compile(r"<code>.*?(?:</code>|$)|```(?:py|python)?\n.*?(?:```|$)", re.DOTALL)
 
 
@@ -120,15 +124,17 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             continue
         elif not steps:  # a plan's message is followed by smolagents' own user turn (PlanningStep.to_messages)
             nxt = messages[i + 1] if i + 1 < len(messages) else None
-            plan = _proceeds(nxt)
+            whole = _proceeds(nxt) or (m.get("role") == "assistant" and not _calls_code(nxt))
             error = _error_after(m, nxt)
+            if answer is OUTPUT and m.get("role") == "tool-response":
+                answer = _last_output(m, nxt) if error is None else None
             if error is not None:
                 joined.add(i + 1)
                 m = {**m, "content": f"{_response(m)}\n{error}"}
-            if answer is not None and m.get("role") != "tool-response":  # no response came: it was said
-                chat.add({"role": "assistant", "content": _said(answer)}, source)
-            pending, answer = _message(chat, code, m, w, source, pending, answer, plan, error is not None)
-    if answer is not None:
+            if answer is not None and answer is not OUTPUT and m.get("role") != "tool-response" and not _images(m, w):
+                chat.add({"role": "assistant", "content": _said(answer)}, source)  # no response came: it was said
+            pending, answer = _message(chat, code, m, w, source, pending, answer, whole, error is not None)
+    if answer is not None and answer is not OUTPUT:
         chat.add({"role": "assistant", "content": _said(answer)}, f"message {len(messages) - 1}")
     chat.ignored.update(code.ignored)
     return chat
@@ -250,6 +256,34 @@ def _error_after(m: Any, nxt: Any) -> str | None:
     return then.split(ERROR, 1)[-1].split(RETRY, 1)[0]
 
 
+def _last_output(m: Any, nxt: Any) -> str | None:
+    """The answer a CodeAgent's ``final_answer(variable)`` gave, where ``m`` is its step's ``Observation:`` and the step
+    ended the run (``nxt`` none or the user's next task; a step that did not, its final_answer under an ``if`` not
+    taken, is followed by the next step): the Observation's last output, what the steps keep as ``action_output``
+    (str() of it, as smolagents prints it); None otherwise."""
+    seen = _response(m)
+    ended = nxt is None or (isinstance(nxt, Mapping) and nxt.get("role") == "user")
+    if seen is None or not ended or not seen.startswith(OBSERVED) or LAST not in seen:
+        return None
+    return seen.rsplit(LAST, 1)[1]
+
+
+def _images(m: Mapping[str, Any], where: str) -> bool:
+    """Whether ``m`` is the user message of the images a step observed, between its tool-call and tool-response."""
+    return m.get("role") == "user" and not text_of(m.get("content"), where).strip()
+
+
+def _calls_code(m: Any) -> bool:
+    """Whether ``m`` is a tool-call message holding a CodeAgent's code (so the words before it hold that code in a
+    fence, not the model's words); a ToolCallingAgent's fences are its words, kept as its steps keep them."""
+    text = _response({**m, "role": "tool-response"}) if isinstance(m, Mapping) and m.get("role") == "tool-call" else None
+    try:
+        calls = ast.literal_eval(text.removeprefix(CALLING)) if text is not None else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return isinstance(calls, list) and any(_is_code(c) for c in calls)
+
+
 def _proceeds(m: Any) -> bool:
     """Whether ``m`` is the user turn smolagents writes after a plan (``Now proceed and carry out this plan.``)."""
     return isinstance(m, Mapping) and m.get("role") == "user" and m.get("content") in (
@@ -257,13 +291,13 @@ def _proceeds(m: Any) -> bool:
 
 
 def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: str,
-             pending: list[dict[str, Any]] | None, answer: Any = None, plan: bool = False,
+             pending: list[dict[str, Any]] | None, answer: Any = None, whole: bool = False,
              failed: bool = False) -> tuple[list[dict[str, Any]] | None, Any]:
     """One of ``write_memory_to_messages()``, ``pending`` the calls its last tool-call made (an empty list: a final
     answer alone, whose tool-response repeats it) and ``answer`` the final answer it gave, said after the step's
     result unless that result is an error (smolagents never gave it); returns the calls and answer a tool-response
-    would follow next. ``plan``: an assistant message that is a plan, whose ``` fence is the plan itself
-    (smolagents writes it so), no code."""
+    would follow next. ``whole``: an assistant message whose fences are its words: a plan's (smolagents writes the
+    plan in a ``` fence) or a ToolCallingAgent's (no code follows it), not a CodeAgent's code."""
     role = m.get("role")
     if role not in ROLES:
         raise TranscriptFormatError(where, (f"'role' is {json.dumps(role, default=str)[:40]}" if "role" in m else
@@ -275,12 +309,12 @@ def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: 
         chat.add({"role": "system", "content": text}, source)
     elif role == "user" and text == PROCEED:
         chat.ignored["plan prompt"] += 1
-    elif role == "user" and not text.strip():  # the images a step's tool returned (counted), between its tool-call
+    elif _images(m, where):  # the images a step's tool returned (counted), between its tool-call
         return pending, answer  # and its tool-response: no turn of the user's
     elif role == "user":
         chat.add({"role": "user", "content": text.removeprefix(TASK)}, source)
     elif role == "assistant":
-        words = text.strip() if plan else _CODE.sub("", text).strip()
+        words = text.strip() if whole else _CODE.sub("", text).strip()
         if words:
             chat.add({"role": "assistant", "content": words}, source)
     elif role == "tool-call":
@@ -316,7 +350,7 @@ def _message_calls(chat: Chat, code: Calls, text: str, where: str, source: str
         if name == INTERPRETER and _is_code(c):
             found, said = _code_calls(code, args, str(c.get("id") or f"call_{j}"), where)
             made += found
-            answer = said if said is not None else answer
+            answer = said if said is not None else OUTPUT if code.final_called else answer
         elif name == FINAL:
             answer = args.get("answer", args) if isinstance(args, Mapping) else args
         else:

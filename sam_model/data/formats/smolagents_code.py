@@ -39,6 +39,7 @@ class Calls:
     bound: dict[str, Any] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)
     ignored: Counter = field(default_factory=Counter)
+    final_called: bool = False  # the last code read calls final_answer somewhere (its value maybe not a literal)
 
     def learn_prompt(self, prompt: str) -> None:
         """The tools a CodeAgent's system prompt lists, with their parameters in order."""
@@ -54,6 +55,7 @@ class Calls:
         """The tool calls of one step's code in the order they run, as (name, arguments), and the literal given to
         ``final_answer`` (``_MISSING`` when none, or when it is called in a branch, loop or function, which may not
         run it); None when the code does not parse (smolagents could not run it)."""
+        self.final_called = False
         try:
             tree = ast.parse(code)
         except (SyntaxError, ValueError, RecursionError):
@@ -114,6 +116,7 @@ class Calls:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             name = node.func.id
             if name == FINAL:
+                self.final_called = True
                 given = node.args[0] if node.args else next(
                     (k.value for k in node.keywords if k.arg == "answer"), None)
                 self._answer = _MISSING if given is None or self._depth else self._literal(given)
