@@ -474,3 +474,16 @@ def test_an_image_in_a_final_step_does_not_say_its_answer_twice(tmp_path):
     steps.write_text(json.dumps({"id": "c", "system_prompt": memory[0]["system_prompt"], "steps": memory[1:]}) + "\n")
     messages.write_text(json.dumps({"id": "c", "messages": as_messages(memory)}) + "\n")
     assert list(iter_transcript_events(messages)) == list(iter_transcript_events(steps))
+
+
+@pytest.mark.parametrize("way", ["steps", "messages"])
+def test_another_reader_forced_on_a_memory_names_this_one(tmp_path, capsys, way):
+    """--format openai on a smolagents dump (a list: each step or message was tried as a conversation) said only
+    what a conversation should be, where another format's file forced so says which reader reads it."""
+    path = tmp_path / "memory.json"
+    path.write_text(json.dumps(json.loads((TESTS / "fixtures" / "smolagents_scripted.json").read_text())["code"][way]))
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 0
+    capsys.readouterr()
+    assert main([str(path), str(tmp_path / "p.jsonl"), "--format", "openai"]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}: conversation 0: expected" in err and "try --format smolagents" in err and err.count("\n") == 1

@@ -539,8 +539,10 @@ def conversations(path: str | Path, format: str | None = None,
             listed = [(item, f"{where}: conversation {n}") for n, item in enumerate(doc)]
             lacked = response_chains.lacking(listed) if format in (None, "responses") else {}
             looped = response_chains.looping(listed) if format in (None, "responses") else {}
+            whole = smolagents.is_steps(doc)  # a smolagents memory is the document, each item a step of it
             for item, at, gone in _chained(listed, format):
-                yield _left(_forced(_item(item, at, seen, format, model, domain), item, format), gone, lacked, looped)
+                yield _left(_forced(_item(item, at, seen, format, model, domain), doc if whole else item, format),
+                            gone, lacked, looped)
         else:
             yield _left(_forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format), left, lacks,
                         loops)
