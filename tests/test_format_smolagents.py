@@ -288,7 +288,7 @@ def test_a_folder_of_no_runs_is_refused_naming_smolagents_memories(tmp_path):
     (None, 'if len("x") > 5:\n    rid = "AB12CD"\nelse:\n    get_user(rid)', {}),
     ('rid = "QX7Z9A"\nprint(rid)', 'if len("x") > 5:\n    rid = "AB12CD"\nget_user(rid)', {}),
     # a function's parameter and a comprehension's variable hide the name bound outside
-    ('user_id = "QX7Z9A"\nprint(user_id)', 'def look(user_id):\n    return get_user(user_id)\nlook("AB12CD")', {}),
+    ('user_id = "QX7Z9A"\nprint(user_id)', 'def look(user_id):\n    return get_user(user_id)\nlook(str(1))', {}),
     ('u = "QX7Z9A"\nprint(u)', 'found = [get_user(u) for u in ["AB12CD", "EF34GH"]]', {}),
     # bound again by a tuple, +=, with ... as, := or an annotated assignment, or changed by a method
     ('rid = "QX7Z9A"\nprint(rid)', 'rid, name = get_user("ann")\nget_user(rid)', {}),
@@ -300,6 +300,9 @@ def test_a_folder_of_no_runs_is_refused_naming_smolagents_memories(tmp_path):
     # still traced where the binding surely holds: in the branch that made it, and after a def of its own
     (None, 'if len("x") > 5:\n    rid = "AB12CD"\n    get_user(rid)', {"user_id": "AB12CD"}),
     ('rid = "QX7Z9A"\nprint(rid)', 'def look(user_id):\n    return user_id\nget_user(rid)', {"user_id": "QX7Z9A"}),
+    # a parameter the call gives a literal, read where the function is called
+    ('user_id = "QX7Z9A"\nprint(user_id)', 'def look(user_id):\n    return get_user(user_id)\nlook("AB12CD")',
+     {"user_id": "AB12CD"}),
 ])
 def test_a_name_a_code_binds_otherwise_than_once_to_a_literal_is_not_traced(earlier, code, expected):
     """A name is read as the literal an earlier line bound only where that binding surely holds when the call runs:
@@ -487,3 +490,29 @@ def test_another_reader_forced_on_a_memory_names_this_one(tmp_path, capsys, way)
     assert main([str(path), str(tmp_path / "p.jsonl"), "--format", "openai"]) == 1
     err = capsys.readouterr().err
     assert f"{path}: conversation 0: expected" in err and "try --format smolagents" in err and err.count("\n") == 1
+
+
+def test_a_tool_call_in_the_codes_own_function_is_read_where_the_function_is_called():
+    """A tool call inside a function the code defines was read once, where the def was, called or not: a function
+    never called made calls that never ran, one called twice made one. It is read at each call, its parameters
+    given literals bound to them; one passed as a value or calling itself is counted, not guessed."""
+    steps = [{"system_prompt": PROMPT}, {"task": "t", "task_images": None},
+             code_step(1, 'def look(user_id):\n    return get_user(user_id)\n\ndef never():\n    get_user("ZZ")\n'
+                          'look("ann")\nlook("bob")', "Execution logs:\nok\nLast output from code snippet:\nNone"),
+             code_step(2, 'rid = "QX7Z9A"\ndef drop(why="change"):\n    cancel(rid, "ann", why)\n'
+                          'print(list(map(look, ["cy"])))\ndrop()\n'
+                          'def again(n):\n    get_user("dee")\n    again(n)\nagain(1)',
+                       "Execution logs:\nok\nLast output from code snippet:\nNone", call=2)]
+    chat = to_chat(steps)
+    calls = [c["function"] for m in chat.messages for c in m.get("tool_calls") or []]
+    assert calls == [{"name": "get_user", "arguments": {"user_id": "ann"}},
+                     {"name": "get_user", "arguments": {"user_id": "bob"}},
+                     {"name": "cancel", "arguments": {"reservation_id": "QX7Z9A", "user_id": "ann",
+                                                      "reason": "change"}},
+                     {"name": "get_user", "arguments": {"user_id": "dee"}}]
+    assert chat.ignored == {"tool call in a function not traced": 2}  # look passed to map, again calling itself
+    # each function calling the last twice (2**30 calls) is read through a bounded number of calls, the rest counted
+    bomb = 'def f0():\n    get_user("x")\n' + "".join(f"def f{i}():\n    f{i - 1}()\n    f{i - 1}()\n"
+                                                       for i in range(1, 31)) + "f30()"
+    chat = to_chat([{"task": "t", "task_images": None}, code_step(1, bomb, "Execution logs:\nok")])
+    assert 0 < len(chat.messages[1]["tool_calls"]) <= 1000 and chat.ignored["tool call in a function not traced"] > 0

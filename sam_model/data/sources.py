@@ -490,7 +490,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # ended the run is its last output (the steps' action_output; it said no answer), and a ToolCallingAgent's fenced
 # words are kept (they were cut as a CodeAgent's code). A final step's images no longer say its answer twice. The
 # steps' files, the walkthrough's memories and examples/logs convert byte for byte.
-CONVERSION_VERSION = 156
+# 157: a tool call inside a function a smolagents CodeAgent's code defines is read where the function is called,
+# once per call, its parameters bound to the literals the call gives (read once where the def was, called or not, a
+# parameter never traced); one passed as a value or calling itself is counted ("tool call in a function not
+# traced"). The walkthrough's memories and examples/logs convert byte for byte.
+CONVERSION_VERSION = 157
 
 
 @dataclass(frozen=True)

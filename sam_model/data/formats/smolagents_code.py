@@ -9,7 +9,9 @@ system prompt, else ``arg1``, ``arg2``, ...). Only values written in the code ar
 step or an earlier one: the executor keeps its variables across steps) where that binding surely holds when the
 call runs (not a loop variable, a branch's binding, a parameter, a name bound again otherwise). An argument
 computed at run time (a variable holding an earlier tool's output, ``user["id"]``, an f-string, another call) holds
-a value the log never shows: it is left out of the call and counted, never guessed.
+a value the log never shows: it is left out of the call and counted, never guessed. A tool call inside a function
+the code defines runs where the function is called, so it is read there, once per call, the parameters the call
+gives literals bound to them (a function never called made none); one passed as a value or calling itself is counted.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from typing import Any
 FINAL = "final_answer"  # smolagents' tool that ends a run: its argument is the answer, words said to the user
 INTERPRETER = "python_interpreter"  # the one call a CodeAgent step records: the code as its argument
 NOT_LITERAL = "code argument computed at run time"
+NOT_RUN = "tool call in a function not traced"  # the code's own function passed as a value, or calling itself
+RUNS, DEPTH = 1000, 50  # the function calls one step's code is read through (each function calling the last twice
+# is 2**N), and how deep in each other (Python's own stack is the limit of a deeper chain)
 # a tool as a CodeAgent's system prompt lists it: "def get_user(user_id: string) -> object:"
 _DEF = re.compile(r"^def ([A-Za-z_]\w*)\(([^)]*)\)\s*->", re.MULTILINE)
 _MISSING = object()
@@ -40,6 +45,8 @@ class Calls:
     defined: set[str] = field(default_factory=set)
     ignored: Counter = field(default_factory=Counter)
     final_called: bool = False  # the last code read calls final_answer somewhere (its value maybe not a literal)
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)  # the code's own
+    _running: set[str] = field(default_factory=set)  # the functions whose call is being read (one calling itself)
 
     def learn_prompt(self, prompt: str) -> None:
         """The tools a CodeAgent's system prompt lists, with their parameters in order."""
@@ -62,6 +69,7 @@ class Calls:
             return None
         self._calls: list[tuple[str, dict[str, Any]]] = []
         self._answer: Any = _MISSING
+        self._runs = 0  # the calls of the code's own functions read so far
         self._depth = 0  # the branches, loops and scopes around the node: a final_answer there may not run
         try:
             self._visit(tree)
@@ -77,6 +85,10 @@ class Calls:
         never given a value an earlier line bound (which labelled the call with a value it was not made with)."""
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             self._scope(node)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):  # the name is what is called, no value
+            for part in [*node.args, *node.keywords]:
+                self._visit(part)
+            self._after(node)
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             self._visit(node.generators[0].iter)  # the first iterable runs in the enclosing scope
             self._local(node, [*node.generators[0].ifs, *node.generators[1:],
@@ -103,6 +115,9 @@ class Calls:
         change it (``ids.append(x)``), an import is no tool, a call of a tool's name is a call."""
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             self.bound.pop(node.id, None)
+            self.functions.pop(node.id, None)
+        elif isinstance(node, ast.Name) and node.id in self.functions:  # passed as a value (map(f, ...)): its calls
+            self.ignored[NOT_RUN] += self._tool_calls(self.functions[node.id])  # run where, how often, is unknown
         elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name) and not isinstance(
                 node.ctx, ast.Load):
             self.bound.pop(node.value.id, None)
@@ -122,21 +137,102 @@ class Calls:
                 self._answer = _MISSING if given is None or self._depth else self._literal(given)
             elif self.is_tool(name):
                 self._calls.append((name, self._arguments(name, node)))
+            elif name in self.functions:
+                self._run(name, node)
 
-    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef) -> None:
-        """A def, lambda or class: its decorators, defaults and bases run now, its body (read once, where a call of
-        it may run it any number of times) in a scope of its own, whose parameters and locals hide the names
-        bound outside; then the name is the code's own function, no tool."""
+    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef,
+               method: bool = False) -> None:
+        """A def, lambda or class: its decorators, defaults and bases run now; a function's body runs where it is
+        called (:meth:`_run`: never called, its tool calls were never made), a class's now, a lambda's and a
+        method's (``method``: no name the code calls) read once here, in a scope of its own, whose parameters and
+        locals hide the names bound outside; then the name is the code's own, no tool."""
         ahead = [*getattr(node, "decorator_list", []), *getattr(node, "bases", []),
                  *(k.value for k in getattr(node, "keywords", []))]
         if not isinstance(node, ast.ClassDef):
             ahead += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
         for expr in ahead:
             self._visit(expr)
-        self._local(node, node.body if isinstance(node.body, list) else [node.body])
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not method:
+            self.functions[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            self._local(node, [b for b in node.body if not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))])
+            for b in node.body:
+                if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self._scope(b, method=True)
+        else:
+            self._local(node, node.body if isinstance(node.body, list) else [node.body])
         if not isinstance(node, ast.Lambda):
             self.defined.add(node.name)
             self.bound.pop(node.name, None)
+            if method or isinstance(node, ast.ClassDef):
+                self.functions.pop(node.name, None)
+
+    def _run(self, name: str, call: ast.Call) -> None:
+        """A call of the code's own function: its body runs now, each call once, in a scope of its own; a parameter
+        given a literal (or a literal default) is bound to it when the call names each parameter plainly (no
+        ``*args``, ``**kw``), others unknown; the names it binds are gone outside after it, as are those whose
+        items or methods it touches (``ids.append(x)`` on a global list). One calling itself is not traced again."""
+        fn = self.functions[name]
+        if name in self._running or self._runs >= RUNS or len(self._running) >= DEPTH:
+            self.ignored[NOT_RUN] += self._tool_calls(fn)
+            return
+        self._runs += 1
+        given = self._parameters(fn, call)
+        outside, functions = dict(self.bound), dict(self.functions)
+        for stored in _stored(fn):
+            self.bound.pop(stored, None)
+        self.bound.update(given)
+        self._running.add(name)
+        self._depth += 1
+        for part in fn.body:
+            self._visit(part)
+        self._depth -= 1
+        self._running.discard(name)
+        self.bound, self.functions = outside, functions
+        for inner in ast.walk(fn):
+            if isinstance(inner, (ast.Global, ast.Nonlocal)):
+                for n in inner.names:
+                    self.bound.pop(n, None)
+            elif isinstance(inner, ast.NamedExpr) and isinstance(inner.target, ast.Name):
+                self.bound.pop(inner.target.id, None)
+            elif isinstance(inner, (ast.Attribute, ast.Subscript)) and isinstance(inner.value, ast.Name) and (
+                    not isinstance(inner.ctx, ast.Load)):
+                self.bound.pop(inner.value.id, None)
+            elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and isinstance(
+                    inner.func.value, ast.Name):
+                self.bound.pop(inner.func.value.id, None)
+
+    def _parameters(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> dict[str, Any]:
+        """The parameters of ``fn`` this call surely binds to literals (read where the call is), by name."""
+        a = fn.args
+        if a.vararg or a.kwarg or any(isinstance(x, ast.Starred) for x in call.args) or any(
+                k.arg is None for k in call.keywords):
+            return {}
+        positional = [*a.posonlyargs, *a.args]
+        values: dict[str, Any] = {}
+        for p, d in zip(positional[len(positional) - len(a.defaults):], a.defaults):
+            values[p.arg] = self._literal(d) if not isinstance(d, ast.Name) else _MISSING
+        for p, d in zip(a.kwonlyargs, a.kw_defaults):
+            values[p.arg] = _MISSING if d is None or isinstance(d, ast.Name) else self._literal(d)
+        for p, x in zip(positional, call.args):
+            values[p.arg] = self._literal(x)
+        for k in call.keywords:
+            values[k.arg] = self._literal(k.value)
+        return {k: v for k, v in values.items() if v is not _MISSING}
+
+    def _tool_calls(self, fn: ast.AST) -> int:
+        """How many calls of the agent's tools ``fn``'s code holds, with those of the code's functions it calls (each
+        function once): what a call of it not traced would have read."""
+        count, todo, seen = 0, [fn], {id(fn)}
+        while todo:
+            for n in ast.walk(todo.pop()):
+                name = n.func.id if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) else None
+                if name is not None and name != FINAL and self.is_tool(name):
+                    count += 1
+                elif name in self.functions and id(self.functions[name]) not in seen:
+                    seen.add(id(self.functions[name]))
+                    todo.append(self.functions[name])
+        return count
 
     def _local(self, node: ast.AST, body: list[ast.AST]) -> None:
         """``body`` run in a scope of its own: the names it binds (parameters, loop variables, locals) hide those
