@@ -294,6 +294,9 @@ def test_a_folder_of_no_runs_is_refused_naming_smolagents_memories(tmp_path):
     ('rid = "QX7Z9A"\nprint(rid)', 'rid, name = get_user("ann")\nget_user(rid)', {}),
     (None, 'rid = "QX7"\nrid += "Z9A"\nget_user(rid)', {}),
     (None, 'ids = ["QX7Z9A"]\nids.append("AB12CD")\nget_user(ids)', {}),
+    # changed by a method called inside a comprehension's or a lambda's own scope: the change outlives the scope
+    (None, 'ids = ["QX7Z9A"]\n[ids.append(x) for x in ["AB12CD"]]\nget_user(ids)', {}),
+    (None, 'ids = ["QX7Z9A"]\nadd = lambda x: ids.append(x)\nget_user(ids)', {}),
     (None, 'rid = "QX7Z9A"\nwith open("f") as rid:\n    get_user(rid)', {}),
     (None, 'rid = "QX7Z9A"\nif (rid := get_user("ann")["r"]):\n    get_user(rid)', {}),
     (None, 'rid = "QX7Z9A"\nrid: str = get_user("ann")\nget_user(rid)', {}),

@@ -494,7 +494,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # once per call, its parameters bound to the literals the call gives (read once where the def was, called or not, a
 # parameter never traced); one passed as a value or calling itself is counted ("tool call in a function not
 # traced"). The walkthrough's memories and examples/logs convert byte for byte.
-CONVERSION_VERSION = 157
+# 158: a name a smolagents CodeAgent's comprehension, lambda or class body changes outside it (ids.append(x) in a
+# comprehension) is no longer traced after it: the scope's end restored the literal bound before it (a function's
+# body already forgot it; one helper, smolagents_code._escaping, now says it for both). The walkthrough's memories
+# and examples/logs convert byte for byte.
+CONVERSION_VERSION = 158
 
 
 @dataclass(frozen=True)

@@ -189,18 +189,8 @@ class Calls:
         self._depth -= 1
         self._running.discard(name)
         self.bound, self.functions = outside, functions
-        for inner in ast.walk(fn):
-            if isinstance(inner, (ast.Global, ast.Nonlocal)):
-                for n in inner.names:
-                    self.bound.pop(n, None)
-            elif isinstance(inner, ast.NamedExpr) and isinstance(inner.target, ast.Name):
-                self.bound.pop(inner.target.id, None)
-            elif isinstance(inner, (ast.Attribute, ast.Subscript)) and isinstance(inner.value, ast.Name) and (
-                    not isinstance(inner.ctx, ast.Load)):
-                self.bound.pop(inner.value.id, None)
-            elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and isinstance(
-                    inner.func.value, ast.Name):
-                self.bound.pop(inner.func.value.id, None)
+        for name in _escaping(fn):
+            self.bound.pop(name, None)
 
     def _parameters(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> dict[str, Any]:
         """The parameters of ``fn`` this call surely binds to literals (read where the call is), by name."""
@@ -236,7 +226,7 @@ class Calls:
 
     def _local(self, node: ast.AST, body: list[ast.AST]) -> None:
         """``body`` run in a scope of its own: the names it binds (parameters, loop variables, locals) hide those
-        bound outside while it runs, and are gone after it, but for names it binds outside (``global``, ``:=``)."""
+        bound outside while it runs, and are gone after it, but for what outlives it (:func:`_escaping`)."""
         outside = dict(self.bound)
         for name in _stored(node):
             self.bound.pop(name, None)
@@ -245,12 +235,8 @@ class Calls:
             self._visit(part)
         self._depth -= 1
         self.bound = outside
-        for inner in ast.walk(node):
-            if isinstance(inner, (ast.Global, ast.Nonlocal)):
-                for name in inner.names:
-                    self.bound.pop(name, None)
-            elif isinstance(inner, ast.NamedExpr) and isinstance(inner.target, ast.Name):
-                self.bound.pop(inner.target.id, None)
+        for name in _escaping(node):
+            self.bound.pop(name, None)
 
     def _branches(self, node: ast.AST) -> None:
         """An if, loop, try or match: its test (a for's iterable) runs first; each branch (a loop's body: each pass)
@@ -297,6 +283,25 @@ class Calls:
 
 def answered(answer: Any) -> bool:
     return answer is not _MISSING
+
+
+def _escaping(node: ast.AST) -> set[str]:
+    """The names a scope of its own (a function's body, a lambda, a comprehension, a class body) binds or changes
+    outside it: ``global`` / ``nonlocal`` names, ``:=`` targets, and a name whose item or attribute is set or whose
+    method is called (``[ids.append(x) for x in ...]`` changes the ``ids`` outside). Restoring the names bound
+    before the scope kept these at the literal an earlier line bound, which the scope had changed."""
+    names: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            names.update(n.names)
+        elif isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+            names.add(n.target.id)
+        elif isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.value, ast.Name) and not isinstance(
+                n.ctx, ast.Load):
+            names.add(n.value.id)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            names.add(n.func.value.id)
+    return names
 
 
 def _stored(node: ast.AST) -> set[str]:
