@@ -28,7 +28,8 @@ INTEGRATIONS = ["sam_model.integrations.langchain", "sam_model.integrations.lang
 SERVING = ["sam_model.backends.qdrant", "sam_model.serve.wal", "sam_model.serve.tenants", "sam_model.serve.batching",
            "sam_model.serve.http", "sam_model.serve.mcp", "sam_model.serve.cli"]
 # Backend modules whose library comes from an extra that may be absent (their import then names the extra).
-EXTRA_OF = {"sam_model.backends.qdrant_edge": "qdrant_edge", "sam_model.integrations.autogen": "autogen_core"}
+EXTRA_OF = {"sam_model.backends.qdrant_edge": "qdrant_edge", "sam_model.integrations.autogen": "autogen_core",
+            "sam_model.integrations.smolagents": "smolagents"}
 PACKAGE = Path(sam_model.__file__).parent
 # Top-level modules of the [train], [eval], [langchain] and [onnx] extras (and of what they bring: scipy, pandas, pyarrow),
 # refused in the core-install check below.

@@ -5,4 +5,6 @@
 - :mod:`sam_model.integrations.langgraph` — ``SAMStore``, LangGraph's long-term memory ``BaseStore``.
 - :mod:`sam_model.integrations.autogen` — ``SAMAutoGenMemory``, AutoGen's ``Memory`` protocol (an
   ``AssistantAgent``'s ``memory=``; ``pip install autogen-agentchat``).
+- :mod:`sam_model.integrations.smolagents` — ``SAMStepCallback``, a smolagents step callback storing each finished
+  step, and ``SAMRecallTool``, a ``Tool`` the agent calls to recall (``pip install smolagents``).
 """

@@ -1,0 +1,139 @@
+"""SAM in Hugging Face smolagents: a step callback that stores each finished step, and a tool that recalls.
+
+    pip install smolagents                 # this module imports it; nothing in the core does
+
+    memory = ScopedMemory(SAMRetriever.from_pretrained("sam-general"))
+    scopes = {"user_id": "mia", "agent_id": "hr-leave"}
+    agent = ToolCallingAgent(tools=[get_leave_balance, SAMRecallTool(memory, **scopes)], model=model,
+                             step_callbacks=[SAMStepCallback(memory, **scopes)])
+    agent.run("Book my annual leave from 3 to 7 August")
+
+:class:`SAMStepCallback` is a smolagents step callback: smolagents calls it with each finished ``ActionStep`` (a
+list of ``step_callbacks``; a dict of them may register it for ``PlanningStep`` and ``FinalAnswerStep`` too) and the
+agent, before the step joins ``agent.memory.steps``. Each call reads the agent's memory as a dump of it holds it so
+far (``[agent.memory.system_prompt.dict(), *agent.memory.get_succinct_steps()]`` and the step, through
+``json.dump(..., default=str)``) with the ``smolagents`` log reader (sam_model.data.formats.smolagents: the one
+code path), and adds to ScopedMemory the chat messages it read past the last call's. So the system prompt (the
+policy) and each run's ``TaskStep``, which no callback is called for, are stored in their place, each step once
+however it is registered, and the memories stored while the agent runs are those ``sam-data transcripts`` makes of
+the dumped memory: what SAM was trained on. A ``FinalAnswerStep`` adds nothing (its answer is its last action
+step's). Called without the agent (by hand) it adds the step alone: add each run's task first (``{"task": task}``).
+
+:class:`SAMRecallTool` is a smolagents ``Tool`` (``recall_memory(query)``) the agent calls to search the scopes'
+memories: ranked by the scopes' live state (the state of the newest step a callback of the same scopes added: the
+agent's current task state, ScopedMemory.live_state) and the query's words, the best ``k`` returned as numbered
+lines. Give both the same scopes (a user's, and the agent's: each run a task of that user's memory), or the tool
+ranks by the empty state of scopes no step was added to. smolagents has
+no hook before a step's model call (callbacks run after a step, and a step's memory is both the next model input and
+what the log reader reads), so recalling is a tool call the agent chooses, stored as its step like any other.
+
+Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) are fixed when each is made. One made without
+``user_id`` is no user's: its search reads only memories of no user (ScopedMemory's scopes are filters, so
+``agent_id="hr-leave"`` alone matched each user's memories with that agent too: sam_model.integrations.autogen
+had that leak).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+try:
+    from smolagents import Tool
+except ImportError as exc:  # an optional integration: said in one line, not a traceback into smolagents' imports
+    raise ImportError(f"sam_model.integrations.smolagents needs smolagents ({exc}): pip install smolagents, or use "
+                      "ScopedMemory directly") from None
+
+from sam_model.data.formats.smolagents import step_kind, to_chat
+from sam_model.memory import ScopedMemory
+
+NO_USER = {"user_id": {"eq": None}}  # a tool of no user reads no user's memories
+NOTHING = "No memories found."
+
+
+def _scopes(owner: str, user_id: str | None, agent_id: str | None, run_id: str | None) -> dict[str, str | None]:
+    scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+    if not any(scopes.values()):
+        raise ValueError(f"{owner} needs a scope (user_id, agent_id or run_id): a memory of no scope would hold or "
+                         "search every user's")
+    return scopes
+
+
+def _unbytes(value: Any) -> Any:
+    """json.dump's ``default``: str() as a dump written with ``default=str`` holds it, but an image's bytes (a step's
+    ``observations_images``, which the reader counts) as an empty text, not a repr of megabytes."""
+    return "" if isinstance(value, (bytes, bytearray)) else str(value)
+
+
+def step_dict(step: Any) -> dict[str, Any]:
+    """A memory step as a dump of the agent's memory holds it: ``step.dict()`` without ``model_input_messages``
+    (``get_succinct_steps()``: the system prompt is its own step), through JSON (``json.dump(..., default=str)``),
+    so what is stored is what ``sam-data transcripts`` reads of the dump."""
+    d = {k: v for k, v in step.dict().items() if k != "model_input_messages"}
+    return json.loads(json.dumps(d, default=_unbytes))
+
+
+class SAMStepCallback:
+    """A smolagents step callback that adds each finished step to ScopedMemory in fixed scopes (see the module doc).
+
+    Each call reads the agent's memory dumped so far (its system prompt, ``agent.memory.steps`` and the step, which
+    joins them after the callbacks) with the reader, as ``sam-data transcripts`` reads the dump, and adds the chat
+    messages read past those of the last call. Not each step alone: a CodeAgent's step is read with what came before
+    it (the prompt's tool signatures, which name a positional argument; a name an earlier step's code bound), and a
+    step read alone named ``find_cover("brand", ...)``'s argument ``arg1``, not ``team``. A run with ``reset=True``
+    makes a new ``agent.memory.steps``: read from its start (its system prompt again, the policy unchanged)."""
+
+    def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
+                 run_id: str | None = None) -> None:
+        self.memory, self.scopes = memory, _scopes("SAMStepCallback", user_id, agent_id, run_id)
+        self._steps: list[Any] | None = None  # the agent's memory.steps read last
+        self._dicts: dict[int, tuple[Any, dict[str, Any]]] = {}  # id -> (step, its dict): each step dumped once
+        self._read = 0  # chat messages of the dump already added
+
+    def __call__(self, step: Any, agent: Any = None) -> None:
+        """Add what ``step`` (and, with ``agent``, the memory before it) adds to the dump's chat messages."""
+        if agent is None:  # a callback of one argument: the step alone, read as the reader reads it
+            d = step_dict(step)
+            if step_kind(d) != "final":
+                self.memory.add([d], **self.scopes)
+            return
+        memory = agent.memory
+        if memory.steps is not self._steps:
+            self._steps, self._dicts, self._read = memory.steps, {}, 0
+        steps = [*memory.steps, *([] if any(s is step for s in memory.steps) else [step])]
+        dump = [step_dict(memory.system_prompt), *(self._dumped(s) for s in steps)]
+        name = getattr(agent, "name", None)
+        chat = to_chat([d for d in dump if step_kind(d) != "final"], f"agent {name}'s memory" if name else "agent.memory")
+        if new := chat.messages[self._read:]:
+            self.memory.add(new, **self.scopes)
+        self._read = len(chat.messages)
+
+    def _dumped(self, step: Any) -> dict[str, Any]:
+        if id(step) not in self._dicts:  # the step held, so that its id is not reused while kept
+            self._dicts[id(step)] = (step, step_dict(step))
+        return self._dicts[id(step)][1]
+
+
+class SAMRecallTool(Tool):
+    """``recall_memory(query)``: the scopes' best memories for the agent's current state and the query, as text."""
+
+    name = "recall_memory"
+    description = ("Searches your long-term memory (earlier steps, tool results and conversations with this user) "
+                   "for what you need now, e.g. an id, a date or a preference said before. Returns the best "
+                   "memories, one a line, best first.")
+    inputs = {"query": {"type": "string", "description": "what you want to remember, in a few words"}}
+    output_type = "string"
+
+    def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
+                 run_id: str | None = None, k: int = 5) -> None:
+        self.memory, self.scopes, self.k = memory, _scopes("SAMRecallTool", user_id, agent_id, run_id), k
+        self.filters = None if user_id is not None else NO_USER
+        super().__init__()
+
+    def search(self, query: str) -> list[dict[str, Any]]:
+        """The ``k`` best memories of the scopes (ScopedMemory.search's results), ranked by the live state."""
+        return self.memory.search(query, state="live", limit=self.k, filters=self.filters, **self.scopes)["results"]
+
+    def forward(self, query: str) -> str:
+        found = self.search(query)
+        return "\n".join(f"{i}. {hit['memory']}" for i, hit in enumerate(found, start=1)) or NOTHING

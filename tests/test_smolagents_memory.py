@@ -1,0 +1,250 @@
+"""sam_model.integrations.smolagents: SAMStepCallback (a smolagents step callback adding each finished step to
+ScopedMemory) and SAMRecallTool (a smolagents Tool searching it). smolagents is no dependency: where it is not
+installed a stand-in of the types the adapter uses (Tool; the memory steps and an agent calling its callbacks as
+smolagents 1.26 does) checks the adapter's own logic; the last tests run real smolagents agents with a scripted model
+where smolagents is installed."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from smolagents_leave import conversations
+
+from sam_model.data.transcripts import iter_transcript_events
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+MODULE = "sam_model.integrations.smolagents"
+FIXTURE = Path(__file__).parent / "fixtures" / "smolagents_scripted.py"
+
+
+def _fake_smolagents() -> types.ModuleType:
+    """smolagents' Tool as the adapter uses it: class attributes checked when made (forward's parameters must be
+    the inputs' names, as Tool.validate_arguments requires), a call runs forward."""
+    module = types.ModuleType("smolagents")
+
+    class Tool:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.is_initialized = False
+            for attr, kind in (("name", str), ("description", str), ("inputs", dict), ("output_type", str)):
+                assert isinstance(getattr(self, attr, None), kind), attr
+            params = set(inspect.signature(self.forward).parameters)
+            assert params == set(self.inputs), f"forward takes {params}, inputs are {set(self.inputs)}"
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            return self.forward(*args, **kwargs)
+
+    module.Tool = Tool
+    return module
+
+
+@pytest.fixture
+def adapter(monkeypatch):
+    """sam_model.integrations.smolagents, over the real smolagents where installed, else over the stand-in."""
+    if importlib.util.find_spec("smolagents") is None:
+        monkeypatch.setitem(sys.modules, "smolagents", _fake_smolagents())
+    monkeypatch.delitem(sys.modules, MODULE, raising=False)
+    yield importlib.import_module(MODULE)
+    sys.modules.pop(MODULE, None)
+
+
+class Step:
+    """A memory step whose ``dict()`` is the one given (an ActionStep's also holds ``model_input_messages``, which
+    get_succinct_steps() leaves out). ``kind``: the class a CallbackRegistry would register it under."""
+
+    def __init__(self, d: dict[str, Any], kind: str) -> None:
+        self.d, self.kind = d, kind
+        self.system_prompt = d.get("system_prompt")
+
+    def dict(self) -> dict[str, Any]:
+        extra = {"model_input_messages": [{"role": "system", "content": "ignored"}]} if self.kind == "action" else {}
+        return {**extra, **self.d}
+
+
+class Agent:
+    """A smolagents agent's run as it calls its callbacks: run() sets memory.system_prompt, resets the memory's
+    steps (a new list) or not, appends the TaskStep (no callback), then each planning or action step is given to
+    the callbacks registered for its kind and then appended; the FinalAnswerStep is given to callbacks, never
+    appended. ``callbacks``: a list (ActionSteps alone, as smolagents registers one) or a dict kind -> callback."""
+
+    def __init__(self, callbacks: list | dict) -> None:
+        self.callbacks = {"action": callbacks} if isinstance(callbacks, list) else {
+            k: v if isinstance(v, list) else [v] for k, v in callbacks.items()}
+        self.memory = types.SimpleNamespace(system_prompt=None, steps=[])
+
+    def _finalize(self, step: Step) -> None:
+        for cb in self.callbacks.get(step.kind, []):
+            cb(step) if len(inspect.signature(cb).parameters) == 1 else cb(step, agent=self)
+
+    def run(self, prompt: str, steps: list[dict[str, Any]], reset: bool) -> None:
+        self.memory.system_prompt = Step({"system_prompt": prompt}, "system")
+        if reset:
+            self.memory.steps = []
+        self.memory.steps.append(Step(steps[0], "task"))
+        for d in steps[1:]:
+            step = Step(d, "planning" if "plan" in d else "action")
+            self._finalize(step)
+            self.memory.steps.append(step)
+        self._finalize(Step({"output": "done"}, "final"))
+
+
+def runs(steps: list[dict[str, Any]]) -> tuple[str, list[list[dict[str, Any]]]]:
+    """A dumped memory's system prompt and its runs (each from its TaskStep)."""
+    starts = [i for i, s in enumerate(steps) if "task" in s] + [len(steps)]
+    return steps[0]["system_prompt"], [steps[a:b] for a, b in zip(starts, starts[1:])]
+
+
+def listed(memory: ScopedMemory, **scopes: str) -> list[tuple[int, str]]:
+    return [(r["step"], r["memory"]) for r in sorted(memory.get_all(**scopes, limit=None)["results"],
+                                                      key=lambda r: r["step"])]
+
+
+def imported(steps: list[dict[str, Any]], path: Path) -> list[tuple[int, str]]:
+    path.write_text(json.dumps(steps, default=str))
+    return [(e["step"], e["text"]) for e in iter_transcript_events(path)]
+
+
+def test_the_callback_stores_what_the_importer_reads_of_the_dumped_memory(adapter, tmp_path):
+    """Each run of a leave assistant (two ToolCallingAgents and a CodeAgent, two or three runs with reset=False each),
+    the callback given the ActionSteps alone as a list of step_callbacks: the system prompt and each run's task,
+    which no callback is called for, are taken from the agent's memory, so the scope holds sam-data transcripts'
+    memories of the same memory dumped, each once."""
+    for n, (cid, steps) in enumerate(conversations(3, 0)):
+        memory = ScopedMemory(HashingEncoder(16))
+        agent = Agent([adapter.SAMStepCallback(memory, user_id="emp", run_id=cid)])
+        prompt, each = runs(steps)
+        for i, run in enumerate(each):
+            agent.run(prompt, run, reset=i == 0)
+        dumped = [agent.memory.system_prompt.d, *(s.d for s in agent.memory.steps)]
+        assert dumped == steps
+        assert listed(memory, user_id="emp", run_id=cid) == imported(steps, tmp_path / f"{n}.json")
+
+
+def test_registered_for_every_kind_of_step_each_is_added_once(adapter, tmp_path):
+    """A dict of step_callbacks registering the callback for planning, action and final answer steps (each called
+    before its step joins the memory, the final answer never): a plan is read as the reader reads it, the final
+    answer step is not added, nothing twice; a run with reset=True starts a new list of steps, added from its task."""
+    cid, steps = conversations(1, 1)[0]
+    prompt, each = runs(steps)
+    plan = {"plan": "1. look up the balance\n2. book the leave", "model_output_message": None, "timing": {},
+            "token_usage": None}
+    first = [each[0][0], plan, *each[0][1:]]
+    memory = ScopedMemory(HashingEncoder(16))
+    callback = adapter.SAMStepCallback(memory, user_id="emp")
+    agent = Agent({"planning": callback, "action": callback, "final": callback})
+    agent.run(prompt, first, reset=True)
+    agent.run(prompt, each[1], reset=True)
+    want = [{"system_prompt": prompt}, *first, *each[1]]
+    assert listed(memory, user_id="emp") == imported(want, tmp_path / "m.json")
+    assert any(text.startswith("1. look up the balance") for _, text in listed(memory, user_id="emp"))
+
+
+def test_called_without_the_agent_it_adds_the_step_alone(adapter):
+    """A callback of smolagents before it passed the agent (or called by hand) gets the step alone: it is added as
+    the reader reads it, once each call."""
+    cid, steps = conversations(1, 0)[0]
+    memory = ScopedMemory(HashingEncoder(16))
+    callback = adapter.SAMStepCallback(memory, user_id="emp")
+    memory.add([{"task": steps[1]["task"]}], user_id="emp")
+    callback(Step(steps[2], "action"))
+    got = listed(memory, user_id="emp")
+    assert got[0] == (0, steps[1]["task"]) and len(got) > 1
+    assert all("ignored" not in text for _, text in got)  # the step's model input is no memory
+
+
+def test_the_recall_tool_searches_its_scopes_by_the_live_state(adapter):
+    store = ScopedMemory(HashingEncoder(64))
+    mia, ola = ({"user_id": u, "agent_id": "hr-leave"} for u in ("mia", "ola"))
+    store.add("Mia's employee id is EMP-40213", **mia)
+    store.add("Ola's employee id is EMP-77001", **ola)
+    tool = adapter.SAMRecallTool(store, **mia, k=3)
+    assert tool.name == "recall_memory" and set(tool.inputs) == {"query"} and tool.output_type == "string"
+    said = tool(query="which employee id?")
+    assert said == "1. Mia's employee id is EMP-40213", said
+    assert [h["memory"] for h in tool.search("employee id")] == ["Mia's employee id is EMP-40213"]
+    assert adapter.SAMRecallTool(store, user_id="noa")(query="employee id") == adapter.NOTHING
+    with pytest.raises(ValueError, match="needs a scope"):
+        adapter.SAMRecallTool(store)
+    with pytest.raises(ValueError, match="needs a scope"):
+        adapter.SAMStepCallback(store)
+
+
+def test_a_tool_of_no_user_reads_no_users_memories(adapter):
+    """Scopes are filters: a search of agent_id="hr-leave" alone matched every user's memories with that agent
+    (sam_model.integrations.autogen's leak). The agent's own tool, made without user_id, reads only memories of no
+    user; a user's tool reads hers and not the agent's shared ones of no user."""
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Mia's card number ends in 4242", user_id="mia", agent_id="hr-leave")
+    store.add("a card reader is reset by unplugging it", agent_id="hr-leave")
+    shared = adapter.SAMRecallTool(store, agent_id="hr-leave")
+    assert shared(query="which card number?") == "1. a card reader is reset by unplugging it"
+    mine = adapter.SAMRecallTool(store, user_id="mia", agent_id="hr-leave")
+    assert mine(query="which card number?") == "1. Mia's card number ends in 4242"
+
+
+def test_without_smolagents_the_import_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "smolagents", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, MODULE, raising=False)
+    with pytest.raises(ImportError, match="pip install smolagents"):
+        importlib.import_module(MODULE)
+    sys.modules.pop(MODULE, None)
+
+
+def test_the_core_package_never_imports_smolagents():
+    code = ("import sys, sam_model, sam_model.memory, sam_model.data.formats.files, sam_model.integrations; "
+            "print(sorted(m for m in sys.modules if m.startswith(('smolagents', 'sam_model.integrations.smolagents'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
+
+
+def _scripted():
+    """tests/fixtures/smolagents_scripted.py (its Scripted model and get_user tool), loaded by path."""
+    spec = importlib.util.spec_from_file_location("smolagents_scripted", FIXTURE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("kind", ["tool_calling", "code"])
+def test_a_real_agent_stores_its_steps_and_recalls_its_users_memories(kind, tmp_path):
+    """A real smolagents agent (a scripted model, no network) given the callback and the tool: it calls
+    recall_memory, which returns the user's memory (not another user's), and its scope holds what sam-data
+    transcripts reads of its memory dumped afterwards."""
+    smolagents = pytest.importorskip("smolagents", reason="smolagents is not installed (pip install smolagents): the "
+                                                          "stand-in above checks the adapter without it")
+    from sam_model.integrations.smolagents import SAMRecallTool, SAMStepCallback
+
+    fixture = _scripted()
+    store = ScopedMemory(HashingEncoder(64))
+    scopes = {"user_id": "ann", "agent_id": "hr"}
+    store.add("Ann's manager is m.chen", **scopes)  # an earlier run's
+    store.add("Ola's manager is r.okafor", user_id="ola", agent_id="hr")
+    if kind == "code":
+        model = fixture.Scripted([
+            'Thought: look the user up.\n<code>\nuser = get_user("ann_lee_123")\nprint(user)\n</code>',
+            'Thought: recall the manager.\n<code>\nprint(recall_memory(query="manager"))\n</code>',
+            'Thought: answer.\n<code>\nfinal_answer("Your manager is m.chen.")\n</code>'])
+        make = smolagents.CodeAgent
+    else:
+        model = fixture.Scripted([
+            ("I will look you up.", [("get_user", {"user_id": "ann_lee_123"})]),
+            ("Let me recall your manager.", [("recall_memory", {"query": "manager"})]),
+            ("", [("final_answer", {"answer": "Your manager is m.chen."})])])
+        make = smolagents.ToolCallingAgent
+    agent = make(tools=[fixture.get_user, SAMRecallTool(store, **scopes)], model=model, max_steps=4,
+                 step_callbacks=[SAMStepCallback(store, **scopes)], verbosity_level=0)
+    assert agent.run("Hi, my user id is ann_lee_123. Who is my manager?") == "Your manager is m.chen."
+    recalled = agent.memory.steps[2].observations
+    assert "m.chen" in recalled and "r.okafor" not in recalled, recalled
+    steps = [agent.memory.system_prompt.dict(), *agent.memory.get_succinct_steps()]
+    got = listed(store, **scopes)
+    assert got[0] == (0, "Ann's manager is m.chen")
+    assert got[1:] == [(step + 1, text) for step, text in imported(steps, tmp_path / "m.json")], got
