@@ -81,7 +81,9 @@ class SAMStepCallback:
     messages read past those of the last call. Not each step alone: a CodeAgent's step is read with what came before
     it (the prompt's tool signatures, which name a positional argument; a name an earlier step's code bound), and a
     step read alone named ``find_cover("brand", ...)``'s argument ``arg1``, not ``team``. A run with ``reset=True``
-    makes a new ``agent.memory.steps``: read from its start (its system prompt again, the policy unchanged)."""
+    makes a new ``agent.memory.steps``: read from its start (its system prompt again, the policy unchanged). Each
+    call reads the whole memory again, as smolagents writes it whole into each model input. One callback an agent:
+    another agent's memory is read from its start."""
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None) -> None:
