@@ -106,3 +106,48 @@ def test_a_name_written_before_its_column_in_a_mysql_query_is_traced_to_the_user
     decision = next(e for e in events if "query" in e.get("meta", {}).get("needed", {}))
     assert decision["meta"]["needed"] == {"query": ["alice", "paris"], "database": ["crm_mysql"]}
     assert decision["useful_memory_steps"] == [0]
+
+
+@pytest.mark.parametrize("query, literals", [
+    # PL/pgSQL's column compared to a parameter beside a camelCase name compared to a column: both names (until
+    # conversion 159 id = "userId" was taken as a MySQL string, and both were read as values)
+    ('SELECT id FROM users WHERE "Email" = email AND id = "userId" AND age > 30', [30]),
+    # a query that shows PostgreSQL (a cast, a $1 parameter, ILIKE, RETURNING, an E'' string) reads its double
+    # quotes as PostgreSQL does, as names
+    ('SELECT * FROM posts WHERE "Title" = title AND author = "Bob" AND created_at::date = \'2024-01-01\'',
+     ["2024-01-01"]),
+    ('SELECT * FROM users WHERE "Email" = email AND team = "Core" AND id = $1 AND age > 3', [3]),
+    ('SELECT * FROM users WHERE "Email" = email AND team = "Core" AND note ILIKE \'%vip%\'', ["vip"]),
+    ('DELETE FROM users WHERE "Email" = email AND team = "Core" AND age > 3 RETURNING id', [3]),
+    ("SELECT * FROM users WHERE \"Email\" = email AND team = \"Core\" AND note = E'x\\'y'", ["x'y"]),
+])
+def test_a_postgresql_query_reads_its_double_quotes_as_names(query, literals):
+    assert sql_literals(query) == literals
+
+
+@pytest.mark.parametrize("query, literals", [
+    # an IN list's double-quoted items are MySQL's strings (PostgreSQL's IN lists hold values, not columns)
+    ('SELECT * FROM users WHERE "Alice" = name AND city IN ("Paris", "Lyon")', ["Alice", "Paris", "Lyon"]),
+    ('SELECT * FROM users WHERE "Alice" = name AND city = "Paris"', ["Alice", "Paris"]),
+    # no PostgreSQL sign: a value's double quotes stay MySQL's strings
+    ('SELECT * FROM users WHERE name = "Alice" AND city IN ("Paris") LIMIT 5', ["Alice", "Paris"]),
+    ("SELECT * FROM users WHERE name = \"Alice\" AND note = 'e'", ["Alice", "e"]),
+])
+def test_a_mysql_query_keeps_its_double_quoted_strings(query, literals):
+    assert sql_literals(query) == literals
+
+
+def test_a_plpgsql_name_compared_to_a_camelcase_name_labels_no_schema_listing():
+    """PL/pgSQL's WHERE "Email" = email AND id = "userId": the camelCase name after the operator was taken as a MySQL
+    string, which made "Email" one too; both were needed values, traced to the listing of the table's columns."""
+    events = convert([
+        {"role": "user", "content": "find the accounts older than 40 in app_pg"},
+        sql("p0", "SELECT column_name FROM information_schema.columns WHERE table_name = 'users'", "app_pg"),
+        {"role": "tool", "tool_call_id": "p0", "content": "column_name\nid\nEmail\nuserId\nage"},
+        {"role": "user", "content": "ok, now the query"},
+        sql("p1", 'SELECT id FROM users WHERE "Email" = email AND id = "userId" AND age > 40', "app_pg"),
+        {"role": "tool", "tool_call_id": "p1", "content": "id\n7"},
+    ])
+    decision = events[3]
+    assert decision["meta"]["needed"] == {"database": ["app_pg"]}  # 40: a small number, traced by no rule
+    assert decision["useful_memory_steps"] == [0]

@@ -498,7 +498,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # comprehension) is no longer traced after it: the scope's end restored the literal bound before it (a function's
 # body already forgot it; one helper, smolagents_code._escaping, now says it for both). The walkthrough's memories
 # and examples/logs convert byte for byte.
-CONVERSION_VERSION = 158
+# 159: a SQL query's camelCase double-quoted token after an operator (id = "userId") is no evidence of MySQL strings:
+# PL/pgSQL's WHERE "Email" = email AND id = "userId" read both names as values, traced to a listing of the columns;
+# an IN list's double-quoted items are such evidence (IN ("Paris", "Lyon")), and a query that shows PostgreSQL outside
+# its strings (::, $1, ILIKE, RETURNING, $$, E'') reads every double-quoted token as a name. examples/logs convert
+# byte for byte.
+CONVERSION_VERSION = 159
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,10 @@ ANSI SQL and PostgreSQL read it (:func:`_double_quoted_string`), as is every dou
 quotes a name so in such a place (:func:`_quoting`: ``WHERE "createdAt" > "updatedAt"``); before a comparison with
 a bare column it is a string where no name is shaped as it (``WHERE "alice@x.com" = email``, MySQL's comparison the
 other way round), and one shaped as a name (``"Alice" = name``, PL/pgSQL's ``"Email" = email``) is a string only in a
-query that writes a string in double quotes where only a value stands (``AND city = "Paris"``), else a name. A ``LIKE`` /
+query that writes a string in double quotes where only a value stands (``AND city = "Paris"``, an IN list's
+``IN ("Paris", "Lyon")``; not a camelCase name, ``id = "userId"``), else a name; a query that shows PostgreSQL (a
+``::`` cast, a ``$1`` parameter, ILIKE, RETURNING, a dollar-quoted body, an ``E''`` string) reads every
+double-quoted token as a name, as PostgreSQL does (:func:`_quoting`). A ``LIKE`` /
 ``ILIKE`` pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
 setting); a word a status-like column is compared to (``state = 'ready'``, ``order_status IN ('failed')``) is the
@@ -236,7 +239,7 @@ def _value_before_column(token: str, text: str, at: int, mysql: bool = False) ->
     ``WHERE "contentId" = id``: queries written so are common, a MySQL value written first rare), as before 119,
     which read each as a literal (a name, traced to any output saying it). The price: MySQL's ``"Alice" = name``
     reads its query's double-quoted tokens as names, as before 119, unless the query writes a string in double
-    quotes where only a value stands (``mysql``, :func:`_quoting`: ``AND city = "Paris"``)."""
+    quotes where only a value stands (``mysql``, :func:`_quoting`: ``AND city = "Paris"``, ``IN ("Paris")``)."""
     return (mysql or _NAME_SHAPED.fullmatch(token) is None) and _compared_to_column(text, at)
 
 
@@ -270,6 +273,26 @@ _CLAUSE = re.compile(r"\b(on|where|having|set|select|from|join|using|group|order
                      re.IGNORECASE)
 
 
+# a name PostgreSQL quotes for its capitals, camelCase ("userId", "createdAt"): where a value stands (id = "userId")
+# no evidence of a MySQL string, a value seldom being written so
+_CAMEL = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+")
+# the first item of an IN list, and what a next item follows
+_LIST_OPENS = re.compile(r"\bin\s*\(\s*$", re.IGNORECASE)
+_LIST_NEXT = re.compile(r"\s*,\s*")
+# what MySQL cannot write and PostgreSQL does, outside strings: a cast (status::text), a positional parameter ($1),
+# ILIKE, RETURNING, a dollar-quoted body ($$...$$, $fn$), an E'' string
+_POSTGRES = re.compile(r"::|\$\d|\$(?:[A-Za-z_]\w*)?\$|\b(?:ilike|returning)\b|(?<![\w$])[eE]$", re.IGNORECASE)
+
+
+def _postgres(gap: str, before_quote: bool) -> bool:
+    """Whether ``gap``, text outside strings and quotes, says the query is PostgreSQL's (:data:`_POSTGRES`); an
+    ``E`` counts only right before a single-quoted string (``before_quote``)."""
+    m = _POSTGRES.search(gap)
+    while m is not None and m.group(0) in ("e", "E") and not before_quote:
+        m = _POSTGRES.search(gap, m.end())
+    return m is not None
+
+
 def _quoting(text: str) -> str:
     """How ``text``'s double quotes read: :data:`NAMES` where it double-quotes a name where no string may stand
     (``FROM "orders"``, ``"createdAt" >``, ``t."id"``, ``"status"::text``): a query written so reads ``"..."`` as
@@ -283,16 +306,28 @@ def _quoting(text: str) -> str:
     ``Paris`` as well, and ``Alice``, which the user said, was traced to nothing. In a join's ON, which compares
     columns, such a token is a name (``ON "postId" = p.id``) and one after the operator no MySQL string (``ON u.id =
     "authorId"``): as evidence of strings it had made PostgreSQL's ``ON "postId" = p.id JOIN users u ON u.id =
-    "authorId"`` read both names as values, traced to any output saying them. Else "": each token by its place
+    "authorId"`` read both names as values, traced to any output saying them. An IN list's item is a value as one
+    after an operator is (``"Alice" = name AND city IN ("Paris", "Lyon")``: PostgreSQL's lists hold values, its
+    quoted names stand before the IN), and a camelCase token there is no such evidence (PL/pgSQL's ``WHERE "Email"
+    = email AND id = "userId"``, a column compared to a parameter and a column to a column: until conversion 159
+    read as two MySQL strings, each traced to a listing of the columns). A query that shows PostgreSQL outside its
+    strings (:data:`_POSTGRES`: ``::``, ``$1``, ILIKE, RETURNING, ``$$``, ``E''``) reads its double quotes as names
+    (:data:`NAMES`) wherever they stand, as PostgreSQL runs it. Else "": each token by its place
     (:func:`_double_quoted_string`)."""
-    either = strings = False
+    either = strings = postgres = False
+    doubled = False  # a double-quoted token at all
     clause, read = "", 0  # the clause the token stands in, told by the last keyword outside strings and quotes
+    listed = -1  # where the last item of an IN list ended: a "," after it opens the next
     for m in _SKIPPED_OR_DOUBLE.finditer(text):
+        gap = text[read:m.start()]
         clause = next((k.group(1).lower() for k in reversed(list(_CLAUSE.finditer(text, read, m.start())))), clause)
+        postgres = postgres or _postgres(gap, m.group(0).startswith("'"))
+        item = _LIST_NEXT.fullmatch(gap) is not None and listed == read
         read = m.end()
         before = text[max(0, m.start() - 24):m.start()]  # a few characters: linear in a long INSERT's strings
         if m.group(1) is None or _JSON_PATH_BEFORE.search(before):
             continue
+        doubled = True
         if _NAME_BEFORE.search(before):
             return NAMES
         if _NAME_AFTER.match(text, m.end()):
@@ -302,8 +337,12 @@ def _quoting(text: str) -> str:
             if shaped and clause == "on":  # a join's condition: a column compared to a column
                 return NAMES
             either = either or shaped
+        elif (item or _LIST_OPENS.search(before)) and clause != "on":  # IN ("acme", "beta"): MySQL's values
+            listed, strings = m.end(), strings or _CAMEL.fullmatch(m.group(1)) is None
         elif _STRING_BEFORE.search(before) and clause != "on":
-            strings = True
+            strings = strings or _CAMEL.fullmatch(m.group(1)) is None  # id = "userId": PostgreSQL's name
+    if doubled and (postgres or _postgres(text[read:], False)):
+        return NAMES
     return (STRINGS if strings else NAMES) if either else ""
 
 
