@@ -190,7 +190,7 @@ def test_an_agent_given_the_memory_can_still_dump_its_config(adapter):
     team = {"provider": "autogen_agentchat.agents.AssistantAgent", "component_type": "agent",
             "config": {"name": "helpdesk", "system_message": "Never share a card number.",
                        "memory": [{"provider": model.provider, "component_type": "memory", "config": model.config}]}}
-    assert reader.is_config(team) and reader.system_messages(team) == {"helpdesk": "Never share a card number."}
+    assert reader.is_config(team) and reader.system_message(reader.resolve(team, ())) == "Never share a card number."
     with pytest.raises(ValueError, match="holds no ScopedMemory"):
         adapter.SAMAutoGenMemory.load_component(model)
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from autogen_helpdesk import agent_state, conversations, team_state, write_folder, write_jsonl
 
-from sam_model.data.formats import TranscriptFormatError, to_chat, tool_marks
+from sam_model.data.formats import TranscriptFormatError, autogen, files, to_chat, tool_marks
 from sam_model.data.toolstate import live_state
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
 from sam_model.memory import HashingEncoder, ScopedMemory
@@ -432,3 +432,65 @@ def test_a_society_of_mind_agents_inner_team_is_read(tmp_path):
     with pytest.raises(TranscriptFormatError, match=r"reset\.json: a SocietyOfMindAgentState whose assistants' "
                                                     r"model contexts are all empty.*TaskResult\.messages"):
         events(tmp_path / "reset.json")  # saved between runs: AutoGen resets the inner team after each
+
+
+def _team(name: str, *participants: dict[str, Any]) -> dict[str, Any]:
+    """What ``team.dump_component().model_dump()`` writes for a RoundRobinGroupChat of ``participants``."""
+    return {"provider": "autogen_agentchat.teams.RoundRobinGroupChat", "component_type": "team", "version": 1,
+            "component_version": 1, "label": name, "config": {"participants": list(participants),
+                                                              "termination_condition": None, "max_turns": None}}
+
+
+def _teams_state(messages: list[dict[str, Any]], *names: str) -> dict[str, Any]:
+    """A TeamState whose participants ``names`` each hold the context ``messages``."""
+    state = team_state(messages)
+    one = state["agent_states"].pop("helpdesk")
+    state["agent_states"] = {**{n: one for n in names}, **state["agent_states"]}
+    return state
+
+
+def test_a_teams_state_takes_its_own_teams_config_not_another_teams_agent_named_alike(tmp_path):
+    """Two teams saved in one folder, each with an assistant named helpdesk: the configs were joined by agent name
+    across the folder, so one team's helpdesk took the other's system message where its own config gave none, and
+    where both gave one neither was read, without a word. Each state now takes its own team's config (every
+    participant of the state found in it); what no config gives, or configs give differently, is counted."""
+    _, messages = conversations(1, 0)[0]
+    (tmp_path / "a.json").write_text(json.dumps(_teams_state(messages, "helpdesk", "triage")))
+    (tmp_path / "b.json").write_text(json.dumps(_teams_state(messages, "helpdesk", "billing")))
+    (tmp_path / "a-team.json").write_text(json.dumps(_team("a", component("triage", "Route tickets."),
+                                                           component("helpdesk"))))
+    (tmp_path / "b-team.json").write_text(json.dumps(_team("b", component("billing", "Bill."),
+                                                           component("helpdesk", None))))
+    read = {c.episode_id: c for c in files.conversations(tmp_path)}
+    assert read["a_helpdesk"].policy == POLICY and read["a_triage"].policy == "Route tickets."
+    assert read["b_helpdesk"].policy == "" and read["b_billing"].policy == "Bill."  # not team a's helpdesk's
+    assert read["b_helpdesk"].lacking == (autogen.NO_POLICY,) and read["a_helpdesk"].lacking == ()
+    # a second config of team a's participants that says otherwise: which one is a's cannot be told, and is said
+    (tmp_path / "a-copy.json").write_text(json.dumps(_team("a2", component("triage", "Route tickets."),
+                                                           component("helpdesk", "Be brief."))))
+    read = {c.episode_id: c for c in files.conversations(tmp_path)}
+    assert read["a_helpdesk"].policy == "" and read["a_helpdesk"].lacking == (autogen.AMBIGUOUS,)
+    assert read["a_triage"].policy == "Route tickets."
+    (tmp_path / "a.config.json").write_text(json.dumps(_team("a", component("triage", "Route tickets."),
+                                                             component("helpdesk"))))
+    read = {c.episode_id: c for c in files.conversations(tmp_path)}  # the config named as the state is its own
+    assert read["a_helpdesk"].policy == POLICY and read["a_helpdesk"].lacking == ()
+    _, report = events(tmp_path)
+    assert report.lacking == {autogen.NO_POLICY: 1}
+    assert any(line.startswith("conversations read without a part") and "AutoGen system_message" in line
+               for line in report.lines())
+
+
+def test_a_lone_agents_state_takes_no_teams_config_and_one_alone_is_counted(tmp_path):
+    """A lone AssistantAgent's state took the one system message of any config beside it, a team's participant's
+    too; it is an agent config's only. A state file given alone has no config: counted, not silent."""
+    _, messages = conversations(1, 0)[0]
+    (tmp_path / "c.json").write_text(json.dumps(agent_state(messages)))
+    (tmp_path / "team.json").write_text(json.dumps(_team("t", component("triage", "Route tickets."))))
+    (read,) = files.conversations(tmp_path)
+    assert read.policy == "" and read.lacking == (autogen.NO_POLICY,)
+    (tmp_path / "agent.json").write_text(json.dumps(component("helpdesk")))
+    (read,) = files.conversations(tmp_path)
+    assert read.policy == POLICY and read.lacking == ()
+    _, report = events(tmp_path / "c.json")  # the file alone: no config read
+    assert report.lacking == {autogen.NO_POLICY: 1}

@@ -503,7 +503,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # an IN list's double-quoted items are such evidence (IN ("Paris", "Lyon")), and a query that shows PostgreSQL outside
 # its strings (::, $1, ILIKE, RETURNING, $$, E'') reads every double-quoted token as a name. examples/logs convert
 # byte for byte.
-CONVERSION_VERSION = 159
+# 160: an AutoGen saved state's system_message is its own team's config's (every participant the state saved found in
+# it by name, the config named as the state first; a lone agent's from an agent's config), not any config's agent of
+# the name: one team's assistant took another team's system message where its own config gave none (two giving
+# one: neither, silently). A context read without one is counted in the import report. examples/logs and the
+# walkthrough's states convert byte for byte.
+CONVERSION_VERSION = 160
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,7 @@ class ImportReport:
     formats: Counter = field(default_factory=Counter)  # conversations read per format
     user_tool_calls: int = 0  # tau2 user-side calls (device actions): never in the agent's memory
     ignored: Counter = field(default_factory=Counter)  # parts no event is made of, by type
+    lacking: Counter = field(default_factory=Counter)  # what conversations were read without (Conversation.lacking)
     without_tool_calls: int = 0  # conversations with messages but no tool call
     marks: Counter = field(default_factory=Counter)  # what tool-like content those showed, for the error
     result_limit: int | None = None  # the --result-limit the import ran with (None: whole results)
@@ -215,6 +216,9 @@ class ImportReport:
             out.append(self.roles_note())
         if self.repeats():
             out.append(self.repeats_note())
+        if self.lacking:
+            out.append("conversations read without a part their log keeps elsewhere: " +
+                       ", ".join(f"{k} {v}" for k, v in self.lacking.most_common()))
         if self.ignored:
             out.append("parts not read (no event is made of them): " +
                        ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))
@@ -456,6 +460,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         report.formats[fmt] += 1
         report.user_tool_calls += chat.user_tool_calls
         report.ignored.update(chat.ignored)
+        report.lacking.update(conv.lacking)
         report.other_roles.update(chat.other_roles)
         for role, at in chat.other_role_at.items():
             report.other_role_at.setdefault(role, at)

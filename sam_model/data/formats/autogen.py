@@ -11,10 +11,11 @@ words or reasoning beside the calls; ``source``) and ``FunctionExecutionResultMe
 context at each model call): AutoGen saves it in the agent's declarative config, ``agent.dump_component()``
 (``{"provider": "autogen_agentchat.agents.AssistantAgent", "component_type": "agent", "config": {"name",
 "system_message", ...}}``; a team's lists its participants' in ``config.participants``, a SocietyOfMindAgent's its
-inner team's in ``config.team``), which :func:`system_messages` reads by agent name: a folder's states are read
-with the config saved beside them (:func:`is_config`), each context's agent's ``system_message`` its policy. A state
-read without one has no policy unless its context holds a ``SystemMessage`` (a value only the system message said
-is then untraceable). A team's ``save_state()`` (``TeamState``) holds each participant's state in ``agent_states``
+inner team's in ``config.team``): a folder's states are read with the configs saved beside them (:func:`is_config`),
+each context's agent's ``system_message`` its policy, the agent found in the config of the state's own team by its
+path of participant names (:func:`resolve`; the config named as the state first). A state read without one has no
+policy unless its context holds a ``SystemMessage`` (a value only the system message said is then untraceable),
+and is counted so (:data:`NO_POLICY`, :data:`AMBIGUOUS`). A team's ``save_state()`` (``TeamState``) holds each participant's state in ``agent_states``
 (a ``ChatAgentContainerState``'s ``agent_state``): each assistant's model context is a conversation of its own (its
 view: the others' words reach it as user messages), the manager's thread is not read. A ``SocietyOfMindAgent``'s
 (``SocietyOfMindAgentState``, alone or a participant's) holds its inner team's in ``inner_team_state``, whose
@@ -44,7 +45,7 @@ logs of a conversation give the same events.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each
@@ -105,24 +106,45 @@ def is_config(doc: Any) -> bool:
             and isinstance(doc.get("config"), Mapping))
 
 
-def system_messages(component: Mapping[str, Any]) -> dict[str, str]:
-    """Each agent's ``system_message`` in a declarative config (:func:`is_config`), by the agent's ``name``: an
-    agent's own, a team's participants' and a SocietyOfMindAgent's inner team's, at any depth. A name given two
-    different ones (agents of two nested teams named alike) is left out: whose context is whose cannot be told."""
-    found: dict[str, str | None] = {}
+# what a context read without its agent's system_message is counted as (ImportReport.lacking): a state file given
+# alone, or a folder with no config of the state's team, or configs of it that disagree
+NO_POLICY = ("AutoGen system_message (no dump_component() config of the state's agent or team read beside it: save "
+             "it to the state's folder and give the folder)")
+AMBIGUOUS = ("AutoGen system_message (configs beside the state give its agent different ones: name the state's "
+             "config as the state, STATE.json and STATE.config.json)")
 
-    def walk(c: Any) -> None:
-        config = c.get("config") if isinstance(c, Mapping) else None
-        if not isinstance(config, Mapping):
-            return
-        name, text = config.get("name"), config.get("system_message")
-        if isinstance(name, str) and isinstance(text, str) and text.strip():
-            found[name] = text if found.get(name, text) == text else None
-        for participant in config.get("participants") or []:
-            walk(participant)
-        walk(config.get("team"))
-    walk(component)
-    return {name: text for name, text in found.items() if text is not None}
+
+def _participants(component: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A team config's participants, or a SocietyOfMindAgent's inner team's (``config.team``)."""
+    config = component.get("config")
+    if not isinstance(config, Mapping):
+        return []
+    team = config.get("team")
+    found = config.get("participants") if config.get("participants") is not None else (
+        team["config"].get("participants") if isinstance(team, Mapping) and isinstance(team.get("config"), Mapping)
+        else None)
+    return [c for c in found if isinstance(c, Mapping) and isinstance(c.get("config"), Mapping)] \
+        if isinstance(found, list) else []
+
+
+def resolve(component: Mapping[str, Any], path: tuple[str, ...]) -> Mapping[str, Any] | None:
+    """The agent config a saved context's path of participant names leads to in a declarative config
+    (:func:`is_config`), None where the config is of another agent or team: a state's context is joined to the
+    config of its own team, participant by participant down the path, not to any agent of its name (two teams'
+    assistants are often named alike, and the name alone took another team's system message). A lone agent's state
+    (the empty path) is an agent config's, no team's."""
+    node: Mapping[str, Any] | None = component
+    for name in path:
+        node = next((c for c in _participants(node) if c["config"].get("name") == name), None)
+        if node is None:
+            return None
+    return node if path or (component.get("component_type") == "agent" and not _participants(component)) else None
+
+
+def system_message(component: Mapping[str, Any] | None) -> str:
+    """An agent config's ``system_message`` ("" where it has none)."""
+    text = component["config"].get("system_message") if component is not None else None
+    return text if isinstance(text, str) and text.strip() else ""
 
 
 OWN = (*TYPES[1:], *AGENTCHAT)  # the types no other format names: a SystemMessage's is a LangChain class name too
@@ -132,14 +154,15 @@ def sniff(messages: list[Any]) -> bool:
     return any(is_message(m) and m["type"] in OWN for m in messages)
 
 
-def contexts(doc: Mapping[str, Any], where: str,
-             policies: Mapping[str, str] | None = None) -> list[tuple[str, list[Any], str, str]]:
+def contexts(doc: Mapping[str, Any], where: str, configs: Sequence[Mapping[str, Any]] = (),
+             paired: Mapping[str, Any] | None = None) -> list[tuple[str, list[Any], str, str, str]]:
     """The model contexts a saved state holds, as (participant's name, "" for an agent's own state; its messages;
-    where; its agent's system message, "" where ``policies``, :func:`system_messages` of the config saved beside
-    it, names none), each one conversation: an AssistantAgentState's, or each assistant's of a TeamState, and of the
-    inner team of a SocietyOfMindAgentState (named by the path of participants to it). An agent's own state takes
-    the config's one system message (a config of one agent: its own)."""
-    policies = policies or {}
+    where; its agent's system message; what it was read without, "" or :data:`NO_POLICY` / :data:`AMBIGUOUS`),
+    each one conversation: an AssistantAgentState's, or each assistant's of a TeamState, and of the inner team of a
+    SocietyOfMindAgentState (named by the path of participants to it). The system message is the config's the
+    state's team is (:func:`resolve`: every context of the state found in it by its path): ``paired``, the config
+    named as the state, where it is the team's, else ``configs``, those saved beside it; a context whose configs
+    give different ones has none, and is counted so."""
     every = _contexts(doc, where, ())
     # a team's assistant that never spoke, or a SocietyOfMindAgent's inner team, reset after each of its runs: empty
     found = every if doc["type"] == AGENT else [c for c in every if c[1]]
@@ -151,9 +174,16 @@ def contexts(doc: Mapping[str, Any], where: str,
         raise TranscriptFormatError(where, f"a {doc['type']} whose agent_states hold no AssistantAgentState (no model "
                                            "context to read): save each assistant agent's state instead "
                                            "(await agent.save_state())")
-    alone = next(iter(policies.values())) if len(policies) == 1 else ""
-    named = [("/".join(path), messages, at, policies.get(path[-1], "") if path else alone)
-             for path, messages, at in found]
+    paths = [path for path, _, _ in found]
+    teams = [c for c in ([paired] if paired is not None else []) if all(resolve(c, p) for p in paths)] or [
+        c for c in configs if all(resolve(c, p) for p in paths)]
+    named = []
+    for path, messages, at in found:
+        texts = {system_message(resolve(c, path)) for c in teams} - {""}
+        own = any(isinstance(m, Mapping) and m.get("type") == "SystemMessage" and isinstance(m.get("content"), str)
+                  and not m["content"].lstrip().startswith(MEMORY) for m in messages)  # its context holds one
+        lacking = "" if len(texts) == 1 or own else AMBIGUOUS if texts else NO_POLICY
+        named.append(("/".join(path), messages, at, next(iter(texts)) if len(texts) == 1 else "", lacking))
     return named if len(named) > 1 else [("", *named[0][1:])]
 
 

@@ -123,7 +123,9 @@ class Conversation:
     working directory the container records apart from the messages, for the whole run (mini-swe-agent's
     ``info.config.environment.cwd``), told from the first message on (:meth:`Chat.known_before`); ``continues``: the
     ``previous_response_id`` of a Responses request that begins the conversation although no line of its file is
-    that response (logged in another file, or lost), for the import report."""
+    that response (logged in another file, or lost), for the import report; ``lacking``: what the conversation is
+    read without that its reader says where to find (an AutoGen state's system_message, kept in a config beside
+    it), for the import report."""
 
     episode_id: str
     messages: list[Any]
@@ -139,6 +141,7 @@ class Conversation:
     continues: str = ""  # the response id a Responses request continues that its file lacks (response_chains)
     head: str = ""  # an OpenHands V1 conversation's leaf_event_id (base_state.json): the branch read ends there
     loops: str = ""  # the ids a Responses request's previous_response_id leads round, none a first request (looping)
+    lacking: tuple[str, ...] = ()  # what the container lacks that the conversation is read without (its policy)
 
 
 @dataclass

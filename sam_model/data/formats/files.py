@@ -558,36 +558,53 @@ def _history(p: Path, docs: list[tuple[Any, str]], name: str) -> Item:
     return Conversation(episode_id_of(name), doc, where, episode_id_of(name), "pydantic-ai")
 
 
-def _saved(p: Path, docs: list[tuple[Any, str]], name: str, policies: Mapping[str, str] | None = None
-           ) -> Iterator[Item]:
+def _saved(p: Path, docs: list[tuple[Any, str]], name: str,
+           configs: Mapping[Path, Mapping[str, Any]] | None = None) -> Iterator[Item]:
     """The conversations of an AutoGen ``save_state()`` written to a ``.json`` file, named by the file (a team's
     assistants each by the file and its name in ``agent_states``): such a file was refused as "expected ... a
     conversation {"id": ..., "messages": [...]}", and a folder of them as "not an OpenHands trajectory".
-    ``policies``: each agent's system message, of the config saved beside it (:func:`_autogen_policies`)."""
+    ``configs``: the declarative configs saved beside it (:func:`_autogen_configs`), of which the one named as the
+    state is its own (``STATE.json`` and ``STATE.config.json``, :func:`_pairs`) where it is of the state's team."""
     doc, where = docs[0]
     if isinstance(doc, TranscriptFormatError):
         yield doc
         return
+    configs = configs or {}
+    paired = next((c for q, c in configs.items() if _pairs(q, p)), None)
     try:
-        found = autogen.contexts(doc, where, policies)
+        found = autogen.contexts(doc, where, list(configs.values()), paired)
     except TranscriptFormatError as e:
         yield e
         return
-    for agent, messages, at, policy in found:
+    for agent, messages, at, policy, lacking in found:
         episode = episode_id_of(f"{name}/{agent}" if agent else name)
-        yield Conversation(episode, messages, at, episode_id_of(name), "autogen", policy=policy)
+        yield Conversation(episode, messages, at, episode_id_of(name), "autogen", policy=policy,
+                           lacking=(lacking,) if lacking else ())
 
 
-def _autogen_policies(configs: list[Path]) -> dict[str, str]:
-    """Each agent's system message, by name, of the AutoGen declarative configs of a folder (``dump_component()``
-    saved beside its states, autogen.is_config): the policy the states lack. Names two configs give differently
-    are left out, as one config's are (autogen.system_messages)."""
-    found: dict[str, str | None] = {}
+# the words a state's or config's file name may end in, beside the name they share (team_a_state.json and
+# team_a.config.json)
+_PAIR_WORD = re.compile(r"[._-](?:state|saved_state|config|component|dump_component)$", re.IGNORECASE)
+
+
+def _pairs(config: Path, state: Path) -> bool:
+    """Whether the config file ``config`` is named as the state file ``state`` (beside a word saying which is
+    which: ``team_a.json`` and ``team_a.config.json``, ``team_a_state.json`` and ``team_a_config.json``)."""
+    def stem(q: Path) -> str:
+        return _PAIR_WORD.sub("", q.name.removesuffix(".gz").removesuffix(".json"))
+    return config != state and stem(config) == stem(state)
+
+
+def _autogen_configs(configs: list[Path]) -> dict[Path, Mapping[str, Any]]:
+    """The AutoGen declarative configs of a folder (``dump_component()`` saved beside its states,
+    autogen.is_config), by file: each state takes the system messages of its own team's (autogen.contexts), which
+    by agent name alone took another team's whose assistant was named alike."""
+    found = {}
     for q in configs:
         doc = next((d for d, _ in documents(q) if autogen.is_config(d)), None)
-        for agent, text in (autogen.system_messages(doc) if doc is not None else {}).items():
-            found[agent] = text if found.get(agent, text) == text else None
-    return {agent: text for agent, text in found.items() if text is not None}
+        if doc is not None:
+            found[q] = doc
+    return found
 
 
 def _chained(docs: list[tuple[Any, str]], format: str | None) -> list[tuple[Any, str, tuple[str, ...]]]:
@@ -762,12 +779,12 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                     on_file(q)
         elif kind == "autogen":  # a save_state() a file, named by its path in the folder; the agents' configs
             configs = [q for q in paths if _first_is(q, autogen.is_config)]  # (dump_component()) their policy
-            policies = _autogen_policies(configs)
+            docs = _autogen_configs(configs)
             for q in paths:
                 if q in configs:
                     continue
                 name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(".json")
-                yield from _unique(_saved(q, list(documents(q)), name, policies), seen)
+                yield from _unique(_saved(q, list(documents(q)), name, docs), seen)
                 if on_file is not None:
                     on_file(q)
         elif kind == "gemini-cli":  # a session file each
