@@ -448,12 +448,13 @@ def test_the_error_of_a_tool_calling_step_after_a_good_one_is_not_joined_to_its_
     assert chat.ignored == {"result without a call": 1}
 
 
-@pytest.mark.parametrize("agent", ["code", "tool_calling"])
+@pytest.mark.parametrize("agent", ["code", "tool_calling", "code_dict"])
 def test_one_real_run_dumped_as_steps_or_as_messages_gives_the_same_events(tmp_path, agent):
     """One scripted run of smolagents 1.26 (tests/fixtures/smolagents_scripted.py wrote it), dumped both ways, where
     the messages hold all the steps do. They differed: in the messages a CodeAgent's final_answer(reply), reply no
     literal, gave no answer (the steps have its action_output; the messages its step's last output), and a
-    ToolCallingAgent's fenced words were cut as if they were a CodeAgent's code (the steps keep them)."""
+    ToolCallingAgent's fenced words were cut as if they were a CodeAgent's code (the steps keep them); a dict it
+    built (code_dict) was said as Python's str() of it in the messages, as JSON in the steps."""
     run = json.loads((TESTS / "fixtures" / "smolagents_scripted.json").read_text())[agent]
     events = {}
     for way in ("steps", "messages"):
@@ -466,7 +467,9 @@ def test_one_real_run_dumped_as_steps_or_as_messages_gives_the_same_events(tmp_p
                               "I see {'name': 'Ann', 'reservations': ['QX7Z9A']}.", "Thought: check first.",
                               "{'name': 'Ann', 'reservations': ['QX7Z9A']} still"],
                      "tool_calling": ["I will look you up, as in:\n```\nget_user('ann_lee_123')\n```",
-                                      "Your reservations:\n```py\n['QX7Z9A']\n```", "You have QX7Z9A."]}[agent])
+                                      "Your reservations:\n```py\n['QX7Z9A']\n```", "You have QX7Z9A."],
+                     "code_dict": ["Thought: look up.", "Thought: answer.",
+                                   '{"user": "ann_lee_123", "found": true, "n": 1}']}[agent])
 
 
 def test_an_image_in_a_final_step_does_not_say_its_answer_twice(tmp_path):

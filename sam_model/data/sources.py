@@ -508,7 +508,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # the name: one team's assistant took another team's system message where its own config gave none (two giving
 # one: neither, silently). A context read without one is counted in the import report. examples/logs and the
 # walkthrough's states convert byte for byte.
-CONVERSION_VERSION = 160
+# 161: in smolagents' write_memory_to_messages() a CodeAgent's final answer read from its step's last output (a dict,
+# list, number or bool printed as Python writes it) is said as JSON, as the steps' action_output is: a dict the code
+# built was said as Python's str() of it ({'user': 'ann_lee_123'}). A real 1.26 run dumped both ways is in
+# tests/fixtures/smolagents_scripted.json. The walkthrough's memories and examples/logs convert byte for byte.
+CONVERSION_VERSION = 161
 
 
 @dataclass(frozen=True)

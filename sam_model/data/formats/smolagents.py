@@ -21,8 +21,9 @@ What ``agent.write_memory_to_messages()`` returns is read too (``[m.dict() for m
 ``system``, ``user`` (a task as ``New task:\\n...``), ``assistant``, ``tool-call`` (``Calling tools:\\n`` and the calls
 as Python writes a list of dicts) and ``tool-response`` (``Observation:\\n...``, or ``Error:\\n...`` for a failed step),
 content a list of ``{"type": "text", "text"}`` parts, read as the steps of the same run are: a CodeAgent's
-``final_answer(reply)`` in a step that ended the run is its Observation's last output (the steps' ``action_output``),
-and only a CodeAgent's code is cut from the words before its call. Those messages lose what the steps keep (a
+``final_answer(reply)`` in a step that ended the run is its Observation's last output (the steps' ``action_output``;
+a dict or list printed read back as the value, said as JSON as theirs), and only a CodeAgent's code is cut from the
+words before its call. Those messages lose what the steps keep (a
 ToolCallingAgent's failed call is missing, its error alone), so the steps are the better log.
 """
 
@@ -265,7 +266,27 @@ def _last_output(m: Any, nxt: Any) -> str | None:
     ended = nxt is None or (isinstance(nxt, Mapping) and nxt.get("role") == "user")
     if seen is None or not ended or not seen.startswith(OBSERVED) or LAST not in seen:
         return None
-    return seen.rsplit(LAST, 1)[1]
+    return _printed(seen.rsplit(LAST, 1)[1])
+
+
+def _printed(text: str) -> Any:
+    """The value whose str() smolagents printed as a step's last output: a dict, list, number or bool as Python
+    writes it (``{'id': 'QX7Z9A'}``) is that value, so that it is said as JSON as the steps' ``action_output`` is
+    (the messages said the Python text); anything else (words, a value cut short, an object) is the text itself.
+    A string that itself reads as such a value is read as the value: its str() is the same text."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return text
+    if isinstance(value, str):
+        return text
+    if isinstance(value, tuple):  # str() of a tuple; JSON writes it as the list it dumps it to
+        value = list(value)
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):  # a set, bytes, a tuple key: no JSON of it
+        return text
+    return value
 
 
 def _images(m: Mapping[str, Any], where: str) -> bool:
