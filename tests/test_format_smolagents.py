@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from test_formats import ERROR, TAU, needs_tau, smolagents_steps
 
-from sam_model.data.formats import detect, to_chat
+from sam_model.data.formats import TranscriptFormatError, detect, to_chat
+from sam_model.data.formats.smolagents import step_kind
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
 
 TESTS = Path(__file__).resolve().parent
@@ -522,3 +523,51 @@ def test_a_tool_call_in_the_codes_own_function_is_read_where_the_function_is_cal
                                                        for i in range(1, 31)) + "f30()"
     chat = to_chat([{"task": "t", "task_images": None}, code_step(1, bomb, "Execution logs:\nok")])
     assert 0 < len(chat.messages[1]["tool_calls"]) <= 1000 and chat.ignored["tool call in a function not traced"] > 0
+
+
+@pytest.mark.parametrize("agent", ["code", "tool_calling", "code_dict"])
+def test_a_memory_smolagents_1_17_dumped_reads_as_1_26s(tmp_path, agent):
+    """smolagents 1.8 to 1.18 dump an action's number as "step" (not step_number), with no code_action nor
+    is_final_answer: such a memory was no smolagents memory at all (its steps told by no kind). The same scripted
+    runs dumped by 1.17 (tests/fixtures/smolagents_scripted_1.17.json) now give the events 1.26's dumps give, where
+    the runs are alike (a CodeAgent's, its code fenced as 1.17's prompt asks, "Code:\\n```py ...```<end_code>");
+    a ToolCallingAgent's model_output, which 1.17 wrote as its own "Called Tool: 'get_user' with arguments: ..."
+    lines, is no words of the agent."""
+    old = json.loads((TESTS / "fixtures" / "smolagents_scripted_1.17.json").read_text())[agent]
+    new = json.loads((TESTS / "fixtures" / "smolagents_scripted.json").read_text())[agent]
+    events = {}
+    for name, run in (("old", old), ("new", new)):
+        for way in ("steps", "messages"):
+            (tmp_path / f"{name}-{way}.json").write_text(json.dumps(run[way]))
+            events[name, way] = [{k: v for k, v in e.items() if k != "episode_id"}
+                                 for e in iter_transcript_events(tmp_path / f"{name}-{way}.json")]
+    assert "step_number" not in old["steps"][2] and old["steps"][2]["step"] == 1
+    assert events["old", "steps"] == events["old", "messages"]
+    if agent != "tool_calling":  # 1.26's ToolCallingAgent run keeps the model's words, 1.17's wrote its own
+        assert events["old", "steps"] == events["new", "steps"]
+    assert not any("Called Tool" in e["text"] for e in events["old", "steps"])
+    assert "CALL get_user(user_id=ann_lee_123)" in [e["text"] for e in events["old", "steps"] if e["kind"] == "action"]
+
+
+def test_a_step_of_agent_logs_before_1_8_is_refused_saying_what_to_do(tmp_path):
+    """Before 1.8 smolagents kept agent.logs, with no dump of its own (a program's dataclasses.asdict() of each
+    step): its steps name the model's text llm_output. Such a file was no smolagents memory, refused as another
+    format's; it is refused in one line naming the step and what to do."""
+    logs = [{"system_prompt": PROMPT}, {"task": "Hi, my user id is ann_lee_123."},
+            {"agent_memory": [], "tool_calls": [{"name": "get_user", "arguments": {"user_id": "ann_lee_123"},
+                                                 "id": "call_0"}], "start_time": 0.0, "end_time": 1.0, "step": 0,
+             "error": None, "duration": 1.0, "llm_output": "Action: get_user", "observations": "Ann",
+             "action_output": None}]
+    (tmp_path / "logs.json").write_text(json.dumps(logs))
+    with pytest.raises(TranscriptFormatError, match=r"logs\.json.*step 2: a smolagents step from before 1\.8 "
+                                                    r"\(agent\.logs.*get_full_steps\(\)"):
+        list(iter_transcript_events(tmp_path / "logs.json"))
+
+
+def test_a_plan_of_smolagents_before_1_12_is_a_planning_step():
+    """1.8 to 1.11 wrote a PlanningStep's messages as model_output_message_facts and model_output_message_plan."""
+    plan = {"model_output_message_facts": {"role": "assistant", "content": "facts"}, "facts": "Ann has QX7Z9A.",
+            "model_output_message_plan": {"role": "assistant", "content": "plan"}, "plan": "1. Look Ann up."}
+    assert step_kind(plan) == "planning"
+    chat = to_chat([{"task": "Hi", "task_images": None}, plan], format="smolagents")
+    assert chat.messages[-1] == {"role": "assistant", "content": "1. Look Ann up."}

@@ -512,7 +512,13 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # list, number or bool printed as Python writes it) is said as JSON, as the steps' action_output is: a dict the code
 # built was said as Python's str() of it ({'user': 'ann_lee_123'}). A real 1.26 run dumped both ways is in
 # tests/fixtures/smolagents_scripted.json. The walkthrough's memories and examples/logs convert byte for byte.
-CONVERSION_VERSION = 161
+# 162: smolagents memories dumped by 1.8 to 1.18 (an action's number as "step", no code_action nor is_final_answer;
+# before 1.12 a plan's model_output_message_plan) are read, the run's last step whose code called final_answer giving
+# its action_output (they were no smolagents memory); a ToolCallingAgent's "Called Tool: ..." model_output lines
+# (1.15 to 1.19) are no words, and a CodeAgent's "Code:" label and "<end_code>" mark are cut with its fenced code;
+# agent.logs before 1.8 is refused saying what to do. The same scripted runs dumped by 1.17 and 1.26 give the same
+# events. The walkthrough's memories, the 1.26 fixture and examples/logs convert byte for byte.
+CONVERSION_VERSION = 162
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,11 @@ dataclass's ``dict()`` that names no type, so a step is told by its keys: a ``Ta
 ``SystemPromptStep`` ``{"system_prompt"}`` (``agent.memory.system_prompt.dict()``: the policy), a ``PlanningStep``
 ``{"plan", "model_output_message", ...}`` (the agent's plan, its words), a ``FinalAnswerStep`` ``{"output"}`` and an
 ``ActionStep`` ``{"step_number", "model_output", "tool_calls", "observations", "error", "code_action",
-"action_output", "is_final_answer", ...}``. A ``ToolCallingAgent``'s action is its ``tool_calls``
+"action_output", "is_final_answer", ...}``. smolagents 1.8 to 1.18 wrote an action's number as ``step``, without
+``code_action`` and ``is_final_answer`` (a CodeAgent's code is its python_interpreter call's arguments, and the run's
+last step whose code called ``final_answer`` gave its ``action_output``), and before 1.12 a plan's message as
+``model_output_message_plan``; those are read too. ``agent.logs`` before 1.8 had no dump (``llm_output``): refused,
+saying what to do. A ``ToolCallingAgent``'s action is its ``tool_calls``
 (``{"id", "type", "function": {"name", "arguments"}}``), the model's text beside them its words, and its
 ``observations`` the tools' outputs, one text for the step (parallel calls' outputs joined, so they answer the step's
 last call); a call that raised leaves ``tool_calls`` empty and an ``error`` (``{"type", "message"}``): the call is
@@ -40,6 +44,17 @@ from sam_model.data.formats.smolagents_code import FINAL, INTERPRETER, Calls, an
 from sam_model.io import json_type
 
 ACTION_KEYS = frozenset({"step_number", "model_output", "observations", "tool_calls"})
+# an ActionStep's dict() from smolagents 1.8 to 1.18: its number under "step", and no code_action, is_final_answer
+# nor observations_images (1.19 renamed it step_number and added those)
+OLD_ACTION_KEYS = frozenset({"step", "model_output", "observations", "tool_calls"})
+# a step of agent.logs before 1.8, as dataclasses.asdict() or vars() writes it (smolagents gave no dump of its own):
+# the model's text under "llm_output"
+LOGS_KEYS = frozenset({"llm_output", "observations"})
+LOGS = ("a smolagents step from before 1.8 (agent.logs, its model text under 'llm_output'), of which smolagents gave "
+        "no dump: no reader takes it; run the agent with smolagents 1.8 or later and dump "
+        "agent.memory.get_full_steps(), or rewrite each step's keys as 1.19's step.dict() writes them ('step_number', "
+        "'model_output' for 'llm_output', 'tool_calls' as [{\"id\", \"type\": \"function\", \"function\": {\"name\", "
+        "\"arguments\"}}], 'observations', 'error', 'action_output')")
 ROLES = ("system", "user", "assistant", "tool-call", "tool-response")
 TASK, CALLING, OBSERVED, ERROR = "New task:\n", "Calling tools:\n", "Observation:\n", "Error:\n"
 CALL_ID = "Call id: "  # how a step that kept its calls opens its error's tool-response
@@ -47,7 +62,13 @@ RETRY = "\nNow let's retry: take care not to repeat previous errors!"  # smolage
 PROCEED = "Now proceed and carry out this plan."  # smolagents' user turn after a plan: not the user's
 LAST = "Last output from code snippet:\n"  # what a CodeAgent's Observation ends with: a final step's, the answer
 OUTPUT = object()  # an answer the code gave final_answer as no literal: its step's last output, if the step ended the run
-_CODE = re.compile(r"<code>.*?(?:</code>|$)|```(?:py|python)?\n.*?(?:```|$)", re.DOTALL)
+# a CodeAgent's code in its model output: <code>...</code> (1.20 on), or a fence (before: "Code:\n```py ...```<end_code>",
+# the label and the end mark the prompt asked for with it)
+_CODE = re.compile(r"<code>.*?(?:</code>|\Z)|(?:^Code:[ \t]*\n)?```(?:py|python)?\n.*?(?:```(?:[ \t]*<end_code>)?|\Z)",
+                   re.DOTALL | re.MULTILINE)
+# what smolagents 1.15 to 1.19 wrote as a ToolCallingAgent's model_output in place of the model's text, a line a
+# call: its own words, no agent's (which said each argument value before the call made with it)
+_CALLED = re.compile(r"^Called Tool: '[^'\n]*' with arguments: .*$\n?", re.MULTILINE)
 
 
 def step_kind(m: Any) -> str | None:
@@ -55,13 +76,15 @@ def step_kind(m: Any) -> str | None:
     if not isinstance(m, Mapping) or "role" in m:
         return None
     keys = set(m)
-    if ACTION_KEYS <= keys:
+    if ACTION_KEYS <= keys or OLD_ACTION_KEYS <= keys:
         return "action"
+    if LOGS_KEYS <= keys:  # refused by to_chat, saying what to do
+        return "logs"
     if "task" in keys and keys <= {"task", "task_images"}:
         return "task"
     if keys == {"system_prompt"}:
         return "system"
-    if {"plan", "model_output_message"} <= keys:
+    if "plan" in keys and keys & {"model_output_message", "model_output_message_plan"}:  # the latter before 1.12
         return "planning"
     if keys == {"output"}:
         return "final"
@@ -80,7 +103,7 @@ def is_steps(doc: Any) -> bool:
     if not isinstance(doc, list) or not doc:
         return False
     if all(step_kind(s) is not None for s in doc):
-        return any(step_kind(s) in ("task", "action") for s in doc)
+        return any(step_kind(s) in ("task", "action", "logs") for s in doc)
     return all(isinstance(m, Mapping) and m.get("role") in ROLES for m in doc) and sniff(doc)
 
 
@@ -105,6 +128,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
                                            "memory step as step.dict() writes it (TaskStep {task}, ActionStep "
                                            "{step_number, model_output, tool_calls, observations, ...}, PlanningStep "
                                            "{plan, ...}, FinalAnswerStep {output}, SystemPromptStep {system_prompt})")
+        if kind == "logs":
+            raise TranscriptFormatError(w, LOGS)
         if kind == "system" or (kind == "action" and not policy):
             prompt = m["system_prompt"] if kind == "system" else _input_prompt(m, w)
             if prompt is not None:
@@ -120,7 +145,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         elif kind == "final":
             chat.ignored["FinalAnswerStep"] += 1  # the answer its last action step gave
         elif kind == "action":
-            _action(chat, code, m, w, source, i)
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            _action(chat, code, m, w, source, i, nxt is None or step_kind(nxt) in ("task", "final"))
         elif not steps and i in joined:  # the error of the step whose printed logs the last message was
             continue
         elif not steps:  # a plan's message is followed by smolagents' own user turn (PlanningStep.to_messages)
@@ -150,9 +176,10 @@ def _input_prompt(step: Mapping[str, Any], where: str) -> str | None:
     return None
 
 
-def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: str, index: int) -> None:
+def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: str, index: int,
+            ended: bool = False) -> None:
     """An ActionStep; ``index`` its place in the memory, which names the calls read from its code (its step_number
-    starts again at 1 with each run)."""
+    starts again at 1 with each run); ``ended``: the run's last step (the user's next task or the end follows)."""
     calls = m.get("tool_calls") or []
     if not isinstance(calls, list):
         raise TranscriptFormatError(where, f"'tool_calls' is {json_type(calls)}, expected a list of "
@@ -183,6 +210,9 @@ def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: s
             answer = m["action_output"]
         elif m.get("is_final_answer") is False:  # its final_answer(...), under an if, did not run: no answer
             answer = None
+        elif "is_final_answer" not in m and "step" in m and answer is None and code.final_called and ended \
+                and error is None:  # 1.8 to 1.18 kept no is_final_answer: the run's last step gave its output
+            answer = m.get("action_output")
         _turn(chat, words, made, observed, error, answer, source)
         return
     made, answer = [], None
@@ -192,8 +222,8 @@ def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: s
             answer = args.get("answer", args) if isinstance(args, Mapping) else args
         else:
             made.append(chat_call(c.get("id"), name, args, f"{where}, call {j}"))
-    _turn(chat, _text(m.get("model_output"), where), made, None if answer is not None and not made else observed,
-          error, answer, source)
+    _turn(chat, _CALLED.sub("", _text(m.get("model_output"), where)).strip(), made,
+          None if answer is not None and not made else observed, error, answer, source)
 
 
 def _turn(chat: Chat, words: str, calls: list[dict[str, Any]], observed: str | None, error: Mapping | None,
@@ -335,7 +365,7 @@ def _message(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: 
     elif role == "user":
         chat.add({"role": "user", "content": text.removeprefix(TASK)}, source)
     elif role == "assistant":
-        words = text.strip() if whole else _CODE.sub("", text).strip()
+        words = _CALLED.sub("", text).strip() if whole else _CODE.sub("", text).strip()
         if words:
             chat.add({"role": "assistant", "content": words}, source)
     elif role == "tool-call":
