@@ -283,8 +283,10 @@ def test_a_folder_of_no_runs_is_refused_naming_smolagents_memories(tmp_path):
 
 
 @pytest.mark.parametrize("earlier, code, expected", [
-    # a loop variable: each pass a value of the list, not the rid an earlier step bound
-    ('rid = "QX7Z9A"\nprint(rid)', 'for rid in ["AB12CD", "EF34GH"]:\n    get_user(rid)', {}),
+    # a loop variable: each pass a value of the list, not the rid an earlier step bound (the last pass's: a literal
+    # list's passes are read one by one), and over a list the code computed not known
+    ('rid = "QX7Z9A"\nprint(rid)', 'for rid in ["AB12CD", "EF34GH"]:\n    get_user(rid)', {"user_id": "EF34GH"}),
+    ('rid = "QX7Z9A"\nprint(rid)', 'for rid in get_user("ann")["ids"]:\n    get_user(rid)', {}),
     # a value bound in one branch is not known in the other, nor after the if
     (None, 'if len("x") > 5:\n    rid = "AB12CD"\nelse:\n    get_user(rid)', {}),
     ('rid = "QX7Z9A"\nprint(rid)', 'if len("x") > 5:\n    rid = "AB12CD"\nget_user(rid)', {}),
@@ -571,3 +573,31 @@ def test_a_plan_of_smolagents_before_1_12_is_a_planning_step():
     assert step_kind(plan) == "planning"
     chat = to_chat([{"task": "Hi", "task_images": None}, plan], format="smolagents")
     assert chat.messages[-1] == {"role": "assistant", "content": "1. Look Ann up."}
+
+
+@pytest.mark.parametrize("code, expected", [
+    # a literal list, or a name bound to one: the tool is called once per item, with it
+    ('for rid in ["AB12CD", "EF34GH"]:\n    get_user(rid)', [{"user_id": "AB12CD"}, {"user_id": "EF34GH"}]),
+    ('ids = ("AB12CD", "EF34GH")\nfor rid in ids:\n    print(rid)\n    get_user(user_id=rid)',
+     [{"user_id": "AB12CD"}, {"user_id": "EF34GH"}]),
+    ('for rid, why in [("AB12CD", "moved"), ("EF34GH", "ill")]:\n    cancel(rid, "ann", why)',
+     [{"reservation_id": "AB12CD", "user_id": "ann", "reason": "moved"},
+      {"reservation_id": "EF34GH", "user_id": "ann", "reason": "ill"}]),
+    # what a pass binds is known to the rest of it; the variable after the loop holds the last item
+    ('for rid in ["AB12CD", "EF34GH"]:\n    uid = "ann"\n    cancel(rid, uid, "x")\nget_user(rid)',
+     [{"reservation_id": "AB12CD", "user_id": "ann", "reason": "x"},
+      {"reservation_id": "EF34GH", "user_id": "ann", "reason": "x"}, {"user_id": "EF34GH"}]),
+    # a pass that may stop or be skipped, a list the body changes, an else: read once, its variable unknown
+    ('for rid in ["AB12CD", "EF34GH"]:\n    if rid == "x":\n        break\n    get_user(rid)', [{}]),
+    ('for rid in ["AB12CD", "EF34GH"]:\n    get_user(rid)\n    continue', [{}]),
+    ('ids = ["AB12CD"]\nfor rid in ids:\n    get_user(rid)\n    ids.append("x")', [{}]),
+    ('for rid in ["AB12CD"]:\n    get_user(rid)\nelse:\n    print(1)', [{}]),
+    ('for rid in {"AB12CD", "EF34GH"}:\n    get_user(rid)', [{}]),  # a set's order is Python's hash's
+])
+def test_a_tool_called_in_a_loop_over_a_literal_list_is_read_once_per_item(code, expected):
+    """for x in ids: tool(x), ids a literal list: the loop was read once, its variable unknown, so the values the
+    user gave, written in the list, labelled one call made with none of them."""
+    steps = [{"system_prompt": PROMPT}, {"task": "cancel AB12CD and EF34GH", "task_images": None},
+             code_step(1, code, "Execution logs:\nok\nLast output from code snippet:\nNone")]
+    calls = [c["function"]["arguments"] for m in to_chat(steps).messages for c in m.get("tool_calls") or []]
+    assert calls == expected

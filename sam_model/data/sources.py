@@ -518,7 +518,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (1.15 to 1.19) are no words, and a CodeAgent's "Code:" label and "<end_code>" mark are cut with its fenced code;
 # agent.logs before 1.8 is refused saying what to do. The same scripted runs dumped by 1.17 and 1.26 give the same
 # events. The walkthrough's memories, the 1.26 fixture and examples/logs convert byte for byte.
-CONVERSION_VERSION = 162
+# 163: a smolagents CodeAgent's for loop over a literal list or tuple (or a name bound to one) is read pass by pass,
+# a tool called in it once per item with that item (read once, its variable unknown); a body that may stop or skip a
+# pass, a list it changes, an else or more than 100 items: read once, as before. The walkthrough's memories and
+# examples/logs convert byte for byte.
+CONVERSION_VERSION = 163
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ as a tool call, its arguments by keyword (a positional one named from the tool's
 system prompt, else ``arg1``, ``arg2``, ...). Only values written in the code are read: a literal (``"QX7Z9A"``,
 ``120.5``, ``["a", "b"]``), or a name bound to a literal by an earlier plain assignment (``rid = "QX7Z9A"``, in this
 step or an earlier one: the executor keeps its variables across steps) where that binding surely holds when the
-call runs (not a loop variable, a branch's binding, a parameter, a name bound again otherwise). An argument
+call runs (not a loop variable, but for a loop over a literal list, read pass by pass with its item; not a
+branch's binding, a parameter, a name bound again otherwise). An argument
 computed at run time (a variable holding an earlier tool's output, ``user["id"]``, an f-string, another call) holds
 a value the log never shows: it is left out of the call and counted, never guessed. A tool call inside a function
 the code defines runs where the function is called, so it is read there, once per call, the parameters the call
@@ -27,6 +28,7 @@ FINAL = "final_answer"  # smolagents' tool that ends a run: its argument is the 
 INTERPRETER = "python_interpreter"  # the one call a CodeAgent step records: the code as its argument
 NOT_LITERAL = "code argument computed at run time"
 NOT_RUN = "tool call in a function not traced"  # the code's own function passed as a value, or calling itself
+PASSES = 100  # the passes of a loop over a literal list read one by one (a longer list: the loop read once)
 RUNS, DEPTH = 1000, 50  # the function calls one step's code is read through (each function calling the last twice
 # is 2**N), and how deep in each other (Python's own stack is the limit of a deeper chain)
 # a tool as a CodeAgent's system prompt lists it: "def get_user(user_id: string) -> object:"
@@ -93,6 +95,8 @@ class Calls:
             self._visit(node.generators[0].iter)  # the first iterable runs in the enclosing scope
             self._local(node, [*node.generators[0].ifs, *node.generators[1:],
                                *([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])])
+        elif isinstance(node, ast.For) and (passes := self._unrolled(node)) is not None:
+            self._passes(node, passes)
         elif isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, *_TRY_STAR, ast.Match)):
             self._branches(node)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
@@ -237,6 +241,47 @@ class Calls:
         self.bound = outside
         for name in _escaping(node):
             self.bound.pop(name, None)
+
+    def _unrolled(self, node: ast.For) -> list[dict[str, Any]] | None:
+        """The names each pass of a for loop over a literal list or tuple binds (``for uid in ["u1", "u2"]:``, or
+        over a name bound to one), its target a name or a tuple of names each item fills: the loop runs its body
+        once per item, in order. None where the passes cannot be told so, and the loop is read once, its variable
+        unknown (:meth:`_branches`): another iterable, a body that may stop or skip a pass (``break``,
+        ``continue``, ``return``, ``raise``, ``final_answer``) or changes the list it goes through, an ``else``,
+        more than :data:`PASSES` items."""
+        if node.orelse or any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise)) or (
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == FINAL)
+                for part in node.body for n in ast.walk(part)):
+            return None
+        items = self._literal(node.iter)
+        if not isinstance(items, (list, tuple)) or len(items) > PASSES or self._runs + len(items) > RUNS or (
+                isinstance(node.iter, ast.Name) and node.iter.id in _stored(node)):
+            return None
+        if isinstance(node.target, ast.Name):
+            return [{node.target.id: item} for item in items]
+        names = [t.id for t in node.target.elts if isinstance(t, ast.Name)] \
+            if isinstance(node.target, (ast.Tuple, ast.List)) else []
+        if not names or len(names) != len(node.target.elts) or len(set(names)) != len(names) or any(
+                not isinstance(item, (list, tuple)) or len(item) != len(names) for item in items):
+            return None
+        return [dict(zip(names, item)) for item in items]
+
+    def _passes(self, node: ast.For, passes: list[dict[str, Any]]) -> None:
+        """A for loop over a literal list, each pass read in turn with its item bound (:meth:`_unrolled`): a tool
+        called in it is read once per item, with that item (it had been read once, its argument unknown). What a
+        pass binds is known to the next, as the passes run one after another; after the loop its variable holds
+        the last item, as in Python."""
+        self._visit(node.iter)
+        self._runs += len(passes)
+        for given in passes:
+            for name in given:
+                self.bound.pop(name, None)
+                self.functions.pop(name, None)
+            self.bound.update(given)
+            self._depth += 1
+            for part in node.body:
+                self._visit(part)
+            self._depth -= 1
 
     def _branches(self, node: ast.AST) -> None:
         """An if, loop, try or match: its test (a for's iterable) runs first; each branch (a loop's body: each pass)
