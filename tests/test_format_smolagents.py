@@ -601,3 +601,17 @@ def test_a_tool_called_in_a_loop_over_a_literal_list_is_read_once_per_item(code,
              code_step(1, code, "Execution logs:\nok\nLast output from code snippet:\nNone")]
     calls = [c["function"]["arguments"] for m in to_chat(steps).messages for c in m.get("tool_calls") or []]
     assert calls == expected
+
+
+@pytest.mark.parametrize("printed, said", [("3.10", "3.10"), ("None", "None"), ("(1, 'a')", '[1, "a"]'),
+                                           ("True", "true"), ("{'a'}", "{'a'}")])
+def test_a_final_answer_printed_reads_back_only_as_json_can_say_it(printed, said):
+    """The messages' final answer is its step's printed last output: a dict, list, tuple or bool is read back and
+    said as JSON, as the steps say their action_output; a number's text is kept (a version 3.10 had been said 3.1,
+    where the steps say "3.10"), as are a set's and None's."""
+    memory = [{"system_prompt": PROMPT}, {"task": "which version?", "task_images": None},
+              code_step(1, 'v = get_user("ann")["v"]\nfinal_answer(v)',
+                        f"Execution logs:\nLast output from code snippet:\n{printed}", printed, final=True)]
+    answers = [m["content"] for m in to_chat(as_messages(memory)).messages if m["role"] == "assistant"
+               and m.get("content") and not m.get("tool_calls")]
+    assert answers[-1] == said

@@ -132,6 +132,8 @@ def test_a_postgresql_query_reads_its_double_quotes_as_names(query, literals):
     # no PostgreSQL sign: a value's double quotes stay MySQL's strings
     ('SELECT * FROM users WHERE name = "Alice" AND city IN ("Paris") LIMIT 5', ["Alice", "Paris"]),
     ("SELECT * FROM users WHERE name = \"Alice\" AND note = 'e'", ["Alice", "e"]),
+    # MySQL names may hold a $: no PostgreSQL parameter
+    ('SELECT * FROM users WHERE "Alice" = name AND price$1 > 5 AND city = "Paris"', ["Alice", 5, "Paris"]),
 ])
 def test_a_mysql_query_keeps_its_double_quoted_strings(query, literals):
     assert sql_literals(query) == literals

@@ -522,7 +522,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # a tool called in it once per item with that item (read once, its variable unknown); a body that may stop or skip a
 # pass, a list it changes, an else or more than 100 items: read once, as before. The walkthrough's memories and
 # examples/logs convert byte for byte.
-CONVERSION_VERSION = 163
+# 164: two narrowings of this stop's rules: in smolagents' messages only a dict, list, tuple or bool printed as a
+# final step's last output is read back as the value (161 read numbers and None too: "3.10" said as 3.1, "None" as
+# no answer, where the steps say the text); a SQL query's $1 or $$ is a sign of PostgreSQL only standing apart
+# (159 took price$1, a MySQL name with a $ in it, for one). The walkthrough's memories, the smolagents fixtures and
+# examples/logs convert byte for byte.
+CONVERSION_VERSION = 164
 
 
 @dataclass(frozen=True)

@@ -281,7 +281,8 @@ _LIST_OPENS = re.compile(r"\bin\s*\(\s*$", re.IGNORECASE)
 _LIST_NEXT = re.compile(r"\s*,\s*")
 # what MySQL cannot write and PostgreSQL does, outside strings: a cast (status::text), a positional parameter ($1),
 # ILIKE, RETURNING, a dollar-quoted body ($$...$$, $fn$), an E'' string
-_POSTGRES = re.compile(r"::|\$\d|\$(?:[A-Za-z_]\w*)?\$|\b(?:ilike|returning)\b|(?<![\w$])[eE]$", re.IGNORECASE)
+_POSTGRES = re.compile(r"::|(?<![\w$])\$(?:\d|(?:[A-Za-z_]\w*)?\$)|\b(?:ilike|returning)\b|(?<![\w$])[eE]$",
+                       re.IGNORECASE)
 
 
 def _postgres(gap: str, before_quote: bool) -> bool:

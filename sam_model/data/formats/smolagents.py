@@ -300,15 +300,17 @@ def _last_output(m: Any, nxt: Any) -> str | None:
 
 
 def _printed(text: str) -> Any:
-    """The value whose str() smolagents printed as a step's last output: a dict, list, number or bool as Python
-    writes it (``{'id': 'QX7Z9A'}``) is that value, so that it is said as JSON as the steps' ``action_output`` is
-    (the messages said the Python text); anything else (words, a value cut short, an object) is the text itself.
-    A string that itself reads as such a value is read as the value: its str() is the same text."""
+    """The value whose str() smolagents printed as a step's last output: a dict, list, tuple or bool as Python
+    writes it (``{'id': 'QX7Z9A'}``, ``True``) is that value, so that it is said as JSON as the steps'
+    ``action_output`` is (the messages said the Python text); anything else is the text itself: words, a value cut
+    short, an object, and a number or None, whose text is already what the steps say (a number's JSON) or say
+    nothing of (None: no answer there, "None" here, as before). A string that itself reads as such a value is read
+    as the value: its str() is the same text."""
+    if not (text.startswith(("{", "[", "(")) or text in ("True", "False")):
+        return text
     try:
         value = ast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return text
-    if isinstance(value, str):
         return text
     if isinstance(value, tuple):  # str() of a tuple; JSON writes it as the list it dumps it to
         value = list(value)
@@ -316,7 +318,7 @@ def _printed(text: str) -> Any:
         json.dumps(value)
     except (TypeError, ValueError):  # a set, bytes, a tuple key: no JSON of it
         return text
-    return value
+    return value if isinstance(value, (dict, list, bool)) else text
 
 
 def _images(m: Mapping[str, Any], where: str) -> bool:
