@@ -494,3 +494,10 @@ def test_a_lone_agents_state_takes_no_teams_config_and_one_alone_is_counted(tmp_
     assert read.policy == POLICY and read.lacking == ()
     _, report = events(tmp_path / "c.json")  # the file alone: no config read
     assert report.lacking == {autogen.NO_POLICY: 1}
+    # another agent's config beside it: the state's own is the one its messages name (source), not ambiguous
+    (tmp_path / "triage.json").write_text(json.dumps(component("triage", "Route tickets.")))
+    (read,) = files.conversations(tmp_path)
+    assert read.policy == POLICY and read.lacking == ()
+    (tmp_path / "agent.json").unlink()
+    (read,) = files.conversations(tmp_path)
+    assert read.policy == "" and read.lacking == (autogen.NO_POLICY,)  # triage's is not helpdesk's

@@ -527,7 +527,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # no answer, where the steps say the text); a SQL query's $1 or $$ is a sign of PostgreSQL only standing apart
 # (159 took price$1, a MySQL name with a $ in it, for one). The walkthrough's memories, the smolagents fixtures and
 # examples/logs convert byte for byte.
-CONVERSION_VERSION = 164
+# 165: a lone AutoGen AssistantAgent's saved state takes the config of the agent its AssistantMessages name as their
+# source (160 took any agent config beside it: another agent's where it was the only one, none where two were).
+# examples/logs and the walkthrough's states convert byte for byte.
+CONVERSION_VERSION = 165
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,7 @@ def resolve(component: Mapping[str, Any], path: tuple[str, ...]) -> Mapping[str,
     (:func:`is_config`), None where the config is of another agent or team: a state's context is joined to the
     config of its own team, participant by participant down the path, not to any agent of its name (two teams'
     assistants are often named alike, and the name alone took another team's system message). A lone agent's state
-    (the empty path) is an agent config's, no team's."""
+    (the empty path) is an agent config's, no team's (of the agent its messages name, :func:`contexts`)."""
     node: Mapping[str, Any] | None = component
     for name in path:
         node = next((c for c in _participants(node) if c["config"].get("name") == name), None)
@@ -179,12 +179,23 @@ def contexts(doc: Mapping[str, Any], where: str, configs: Sequence[Mapping[str, 
         c for c in configs if all(resolve(c, p) for p in paths)]
     named = []
     for path, messages, at in found:
-        texts = {system_message(resolve(c, path)) for c in teams} - {""}
+        speaker = _speaker(messages) if not path else None  # a lone agent's state names no agent: its messages do
+        mine = [c for c in teams if c["config"].get("name") == speaker] if speaker else teams
+        texts = {system_message(resolve(c, path)) for c in mine} - {""}
         own = any(isinstance(m, Mapping) and m.get("type") == "SystemMessage" and isinstance(m.get("content"), str)
                   and not m["content"].lstrip().startswith(MEMORY) for m in messages)  # its context holds one
         lacking = "" if len(texts) == 1 or own else AMBIGUOUS if texts else NO_POLICY
         named.append(("/".join(path), messages, at, next(iter(texts)) if len(texts) == 1 else "", lacking))
     return named if len(named) > 1 else [("", *named[0][1:])]
+
+
+def _speaker(messages: list[Any]) -> str | None:
+    """The agent whose model context ``messages`` is, by the ``source`` its AssistantMessages name (None: none, or
+    several): a lone agent's saved state names no agent, and of several agents' configs beside it, the one of
+    that name is its own."""
+    names = {m.get("source") for m in messages if isinstance(m, Mapping) and m.get("type") == "AssistantMessage"
+             and isinstance(m.get("source"), str)}
+    return names.pop() if len(names) == 1 else None
 
 
 def _contexts(doc: Mapping[str, Any], where: str, path: tuple[str, ...],
