@@ -15,7 +15,7 @@ opens with the last, which held every earlier one: the concatenation of what the
 anything written once among them (a first turn of words alone in Converse, a "yes" said again, a history written by
 hand without times), or with ids that are the tools' names (Strands' Ollama and Gemini models write those: the same
 id at each call of a tool), they are read as new, as before (but after the scope's first add, its whole
-conversation, an add going on from it with something written once or in turn: :func:`repeated`). New messages added alone, then the whole history, store the earlier ones again
+conversation, an add going on past it: :func:`repeated`). New messages added alone, then the whole history, store the earlier ones again
 (but the first add's). Kept as (:func:`key` of its messages, how many), saved with the scope, and kept when the
 scope's memories are all deleted (a history sent again then stays deleted). A Pydantic AI history compacted in a
 run is read from after the turns it kept of the last add (:func:`compacted`). AutoGen's model context holds no
@@ -102,11 +102,11 @@ def repeated(items: Sequence[Any], kept: Sequence[Any] | None) -> list[Any] | No
     """Which of the scope's last adds of Converse, Pydantic AI, AutoGen or smolagents messages (``kept``, their :func:`key`, newest last)
     ``items`` open with, sent again (the longest; None: none): one ``items`` opens with where it holds something
     written once (:func:`_once`). A kept add that held the scope's whole conversation (:func:`whole`) is sent again
-    too where what follows it holds something written once: a hook adding the whole history at each message
-    (Strands' MessageAddedEvent adding ``agent.messages``) adds the user's first message alone, words with nothing
-    written once, then again with the model's call; it was stored twice. So is one whose rest goes on in turn
-    (:func:`_in_turn`: the model's first reply of words alone). A "yes" said again after it is still new: an add
-    of it alone holds no rest, and one of words after it that is the same side's holds nothing written once."""
+    too where more follows it: a hook adding the whole history at each message (Strands' MessageAddedEvent adding
+    ``agent.messages``) adds the user's first message alone, words with nothing written once, then again with the
+    model's call; it was stored twice. Read as new, such an add would hold the whole conversation said again from
+    its first message, every reply with it, word for word, then more (:func:`_over`). A "yes" said again after it
+    is still new: an add of it alone holds no rest."""
     if not kept or detect(list(items)) not in FORMATS:
         return None
     told: dict[int, str | None] = {}  # each start's digest, made once
@@ -117,27 +117,19 @@ def repeated(items: Sequence[Any], kept: Sequence[Any] | None) -> list[Any] | No
         head, rest = list(items[:n]), list(items[n:])
         if n not in told:
             told[n] = _digest(head)
-        if told[n] == last[0] and (_once(head) or whole(last) and bool(rest) and (_once(rest) or _in_turn(head, rest))):
+        if told[n] == last[0] and (_once(head) or _over(last, rest)):
             return last
     return None
 
 
-def _in_turn(head: list[Any], rest: list[Any]) -> bool:
-    """Whether ``rest`` goes on from ``head`` in turn: its first message is the other side's (the model's after the
-    user's, the user's after the model's). ``head`` is the scope's whole conversation, so read as new the add
-    would hold it said again from its first message, every reply with it, word for word; a hook adding the whole
-    history at each message sends it with the next message, which answers its last. Until stop 63 such an add of
-    words alone (a first reply of words, no call yet) was read as new: each message stored again at every message
-    until a call came (15 memories for 10)."""
-    return _side(head[-1]) != _side(rest[0])
-
-
-def _side(message: Any) -> Any:
-    """Whose a message is: Converse's ``role``, Pydantic AI's ``kind`` (request, response), AutoGen's ``type`` and
-    ``source`` (a UserMessage, the agent's AssistantMessage; an agentchat TextMessage by who said it)."""
-    if not isinstance(message, Mapping):
-        return None
-    return message.get("role", message.get("kind", (message.get("type"), message.get("source"))))
+def _over(last: Sequence[Any], rest: list[Any]) -> bool:
+    """Whether an add opening with the kept add ``last`` is it sent again by its mark alone: ``last`` held the
+    scope's whole conversation (:func:`whole`) and the add goes on past it. Until stop 63 the rest had to hold
+    something written once or go on in turn (its first message the other side's), and a history of words alone
+    whose messages do not alternate (two of the user's in a row, two replies in a row), added whole at each
+    message, was stored again at every message until a call came (55 memories for 10): read as new, either add
+    holds the whole conversation said twice in a row, word for word, which no user says."""
+    return whole(last) and bool(rest)
 
 
 def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> list[list[Any]]:
@@ -248,4 +240,4 @@ def _key_ok(d: Any) -> bool:
             d[2], bool) and isinstance(d[3], list) and len(d[3]) <= TAIL and all(isinstance(t, str) for t in d[3]))
 
 
-__all__ = ["FORMATS", "KEPT", "TAIL", "compacted", "note", "check", "key", "kept", "repeated", "whole"]
+__all__ = ["FORMATS", "KEPT", "TAIL", "check", "compacted", "key", "kept", "note", "repeated", "whole"]
