@@ -1,9 +1,10 @@
-"""A whole history of words alone added at each message whose messages do not alternate: reproduced here first."""
+"""A whole history of words alone added at each message whose messages do not alternate, and a new conversation
+after a delete in a scope that mixed whole-history and per-exchange adds: each reproduced here first."""
 
 from __future__ import annotations
 
 import pytest
-from test_live_leftovers_61 import _words
+from test_live_leftovers_61 import _claim, _words
 
 from sam_model.memory import HashingEncoder, ScopedMemory
 
@@ -60,3 +61,75 @@ def test_words_said_again_by_adds_that_are_no_whole_history_are_stored_again():
         for add in adds:
             memory.add(add, user_id="t", run_id="r")
         assert _said(memory) == want
+
+
+def _drop(memory: ScopedMemory, how: str) -> None:
+    if how.startswith("delete_all"):
+        memory.delete_all(user_id="t", run_id="r")
+    else:
+        for r in memory.get_all(user_id="t", run_id="r")["results"]:
+            memory.delete(r["id"], user_id="t", run_id="r")
+
+
+@pytest.mark.parametrize("calls", [False, True])
+@pytest.mark.parametrize("how", ["delete_all", "each deleted", "delete_all, saved and loaded"])
+def test_a_new_conversation_after_a_delete_keeps_its_opening(tmp_path, how, calls):
+    """The scope's conversation added whole at each message (a hook), its memories deleted, then a new
+    conversation opening with the same first words added an exchange at a time: the exchange opened with the
+    deleted conversation's first add, kept as the scope's whole conversation, and went on in turn, so its opening
+    was read as sent again and lost. After the delete only the last add stands for the history the agent still
+    holds (each whole history opens with it): an older one marks the whole conversation no more."""
+    msgs = _claim() if calls else [_words("user", "Hi, I need to file a claim."), _words("assistant", "Sure.")]
+    memory = _memory()
+    for end in range(1, len(msgs) + 1):
+        memory.add(msgs[:end], user_id="t", run_id="r")
+    _drop(memory, how)
+    if how.endswith("loaded"):
+        memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    opening = [msgs[0], _words("assistant", "Welcome back. What happened?")]
+    out = memory.add(opening, user_id="t", run_id="r")
+    assert "notes" not in out and _said(memory) == [msgs[0]["content"][0]["text"], "Welcome back. What happened?"]
+
+
+@pytest.mark.parametrize("how", ["delete_all", "each deleted"])
+def test_a_whole_history_of_words_sent_after_its_delete_stays_deleted(how):
+    """Guard: the hook's whole history of words alone, sent again after its memories were deleted with the next
+    message, opens with the scope's last add: the deleted words stay deleted, the new one is stored."""
+    msgs = [_words("user", "Hi"), _words("assistant", "Hello"), _words("user", "Book a table")]
+    memory = _memory()
+    for end in (1, 2):
+        memory.add(msgs[:end], user_id="t", run_id="r")
+    _drop(memory, how)
+    out = memory.add(msgs, user_id="t", run_id="r")
+    assert out["notes"][0]["reason"].startswith("data[0:2]: the scope's last add") and _said(memory) == ["Book a table"]
+
+
+def test_the_mark_a_delete_leaves_is_the_deleted_scopes_own():
+    """Guard: another scope's history of the same words is its own, stored whole, before and after the delete."""
+    msgs = [_words("user", "Hi"), _words("assistant", "Hello")]
+    memory = _memory()
+    memory.add(msgs[:1], user_id="t", run_id="r")
+    memory.add(msgs, user_id="t", run_id="r")
+    memory.delete_all(user_id="t", run_id="r")
+    for end in (1, 2):
+        memory.add(msgs[:end], user_id="t", run_id="other")
+    assert _said(memory, "other") == ["Hi", "Hello"] and _said(memory) == []
+
+
+def test_a_save_made_before_the_delete_rule_loads_with_it(tmp_path):
+    """A save of a deleted scope made before the rule holds its older adds' marks of the whole conversation: they
+    are dropped on load, so the new conversation keeps its opening there too."""
+    import json
+
+    msgs = [_words("user", "Hi, I need to file a claim."), _words("assistant", "Sure.")]
+    memory = _memory()
+    for end in (1, 2):
+        memory.add(msgs[:end], user_id="t", run_id="r")
+    memory.delete_all(user_id="t", run_id="r")
+    saved = memory.save(tmp_path / "m")
+    d = json.loads((saved / "scoped.json").read_text())
+    d["sent"]["t//r"] = [k[:2] + [True] for k in d["sent"]["t//r"]]  # as saved before: every mark kept
+    (saved / "scoped.json").write_text(json.dumps(d))
+    loaded = ScopedMemory.load(saved, HashingEncoder(16))
+    loaded.add([msgs[0], _words("assistant", "Welcome back.")], user_id="t", run_id="r")
+    assert _said(loaded) == [msgs[0]["content"][0]["text"], "Welcome back."]

@@ -142,6 +142,16 @@ def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> l
     return [*older, sent][-KEPT:]
 
 
+def dropped(before: Sequence[Any]) -> list[list[Any]]:
+    """The kept adds (:func:`kept`) of a scope whose memories were all deleted: the last alone keeps its mark of the
+    scope's whole conversation (:func:`whole`). An agent adding its whole history still holds the deleted turns, and
+    its next add opens with its last add, which held every earlier one; an older add stood for the conversation
+    only until the next went on from it (two runs made at once). Kept, a new conversation added an exchange at a
+    time (or a message at a time: in another scope's words, a greeting) that opened with the deleted
+    conversation's first add, going on past it, lost its opening, read as that add sent again (until stop 63)."""
+    return [*(k[:2] for k in before[:-1]), *before[-1:]]
+
+
 def note(items: Sequence[Any], again: int, latest: bool = True, at: int = 0) -> str:
     """An add's note that its first ``again`` messages (:func:`repeated`: the scope's last add where ``latest``,
     else one of its last KEPT), or those from ``at`` on (:func:`compacted`), were read once: what told them, their
@@ -240,4 +250,4 @@ def _key_ok(d: Any) -> bool:
             d[2], bool) and isinstance(d[3], list) and len(d[3]) <= TAIL and all(isinstance(t, str) for t in d[3]))
 
 
-__all__ = ["FORMATS", "KEPT", "TAIL", "check", "compacted", "key", "kept", "note", "repeated", "whole"]
+__all__ = ["FORMATS", "KEPT", "TAIL", "check", "compacted", "dropped", "key", "kept", "note", "repeated", "whole"]

@@ -71,7 +71,7 @@ from sam_model.data.toolstate import TranscriptState, cleared
 from sam_model.hit import Hit
 from sam_model.limits import check_count, check_k, check_scope
 from sam_model.locking import locked
-from sam_model.memory import live, live_responses
+from sam_model.memory import live, live_responses, resent
 from sam_model.memory.scopedfile import ScopedFiles
 from sam_model.memory.scopedfilters import matches
 from sam_model.memory.scopedinput import unstored
@@ -420,6 +420,8 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._numbering.pop(episode, None)
         self._unknown.pop(episode, None)
         self.store.recorder.forget(episode)
+        if episode in self._sent:  # only its last add still stands for the whole conversation the agent holds
+            self._sent[episode] = resent.dropped(self._sent[episode])
         if episode in self._sent or episode in self._gone:
             self._dropped.pop(episode, None)
             self._dropped[episode] = None

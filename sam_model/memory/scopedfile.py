@@ -192,6 +192,8 @@ class ScopedFiles:
                     self._place_episodes()
                     self.migrated = True
                 self._dropped = {ep: None for ep in self._dropped if ep in self._sent or ep in self._gone}
+                for ep in self._dropped.keys() & self._sent.keys():  # a save before stop 64 kept older adds' marks
+                    self._sent[ep] = resent.dropped(self._sent[ep])
                 self._keep_dropped()  # a save of more (before stop 63: every deleted scope's) keeps the bound
             except SAMFileError:
                 raise
