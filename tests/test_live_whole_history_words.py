@@ -133,3 +133,23 @@ def test_a_save_made_before_the_delete_rule_loads_with_it(tmp_path):
     loaded = ScopedMemory.load(saved, HashingEncoder(16))
     loaded.add([msgs[0], _words("assistant", "Welcome back.")], user_id="t", run_id="r")
     assert _said(loaded) == [msgs[0]["content"][0]["text"], "Welcome back."]
+
+
+def test_documents_behaviour_an_opening_that_is_a_deleted_or_whole_conversation_going_on_is_read_once():
+    """Documents behaviour (README, the delete of a scope's last memory): an add opening with the add that stands
+    for the scope's whole conversation, going on past it, is read from after it, whichever way the agent adds. A
+    scope whose only add was [Hi], deleted, then [Hi, Hello]: a hook's whole history after the delete (Hi stays
+    deleted) or a new conversation's first exchange (Hi lost): the same add. And a hook's [Hi], [Hi, Hello], then
+    an exchange [Hi, Hi again!]: a second run made at once from [Hi] (its Hi read once) or the user greeting
+    again: the same add. Words alone hold nothing written once to tell them apart; the first keeps what a user
+    deleted deleted, the second stores each run's reply."""
+    hi, hello = _words("user", "Hi"), _words("assistant", "Hello")
+    memory = _memory()
+    memory.add([hi], user_id="t", run_id="r")
+    memory.delete_all(user_id="t", run_id="r")
+    memory.add([hi, hello], user_id="t", run_id="r")
+    assert _said(memory) == ["Hello"]
+    memory = _memory()
+    for add in ([hi], [hi, hello], [hi, _words("assistant", "Hi again!")]):
+        memory.add(add, user_id="t", run_id="r")
+    assert _said(memory) == ["Hi", "Hello", "Hi again!"]
