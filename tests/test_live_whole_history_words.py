@@ -153,3 +153,29 @@ def test_documents_behaviour_an_opening_that_is_a_deleted_or_whole_conversation_
     for add in ([hi], [hi, hello], [hi, _words("assistant", "Hi again!")]):
         memory.add(add, user_id="t", run_id="r")
     assert _said(memory) == ["Hi", "Hello", "Hi again!"]
+
+
+@pytest.mark.parametrize("between", ["a fact as text", "openai messages", "an agent-log event"])
+@pytest.mark.parametrize("how", ["in process", "saved and loaded", "checked first"])
+def test_a_whole_history_sent_after_another_add_to_its_scope_is_read_once(tmp_path, how, between):
+    """A Strands hook adding agent.messages whole after each invocation, and between two invocations another add
+    to the same scope (a fact remembered as text: MCP remember's text, an integration's add; OpenAI messages; an
+    agent-log event): that add forgot the scope's kept adds, so the next whole history, though it opened with the
+    last, its calls by their toolUseIds, stored every earlier turn again (13 memories for 9). The keys stay; only
+    their mark of the scope's whole conversation goes (the conversation went on without them)."""
+    from sam_model.data.schema import Event
+
+    msgs, fact = _claim(), "Note: the customer prefers email."
+    other = {"a fact as text": fact, "openai messages": [{"role": "user", "content": fact}],
+             "an agent-log event": [Event(episode_id="x", step=0, kind="observation", text=fact)]}[between]
+    memory = _memory()
+    for add in (msgs[:4], other, msgs[:8]):
+        read = memory.check_add(add, "data", user_id="t", run_id="r") if how == "checked first" else None
+        out = memory.add(add, user_id="t", run_id="r", read=read)
+        if how == "saved and loaded":
+            memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    assert out.get("notes") and out["notes"][0]["reason"].startswith("data[0:4]: the scope's last add")
+    fresh = _memory()
+    for add in (msgs[:4], other, msgs[4:8]):
+        fresh.add(add, user_id="t", run_id="r")
+    assert _said(memory) == _said(fresh) and len(_said(fresh)) == 9

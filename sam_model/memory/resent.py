@@ -53,7 +53,7 @@ NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
 def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
     """What the scope keeps of an add of ``items`` to tell them again by ([digest, count], and ``true`` after them
     where ``whole``: the add held the scope's whole conversation, from its first message); None: they are not
-    Converse, Pydantic AI, AutoGen or smolagents messages (any other add forgets the last)."""
+    Converse, Pydantic AI, AutoGen or smolagents messages (any other add takes the kept adds' marks: :func:`apart`)."""
     if not items or (fmt := detect(list(items))) not in FORMATS or (told := _digest(items)) is None:
         return None
     if fmt == "pydantic-ai" and None not in (tail := [_one(m) for m in items[-TAIL:]]):
@@ -150,6 +150,21 @@ def dropped(before: Sequence[Any]) -> list[list[Any]]:
     time (or a message at a time: in another scope's words, a greeting) that opened with the deleted
     conversation's first add, going on past it, lost its opening, read as that add sent again (until stop 63)."""
     return [*(k[:2] for k in before[:-1]), *before[-1:]]
+
+
+def apart(before: Sequence[Any]) -> list[list[Any]]:
+    """The kept adds (:func:`kept`) after an add of other items to the scope (a fact as text, OpenAI messages, an
+    agent-log event, an agent's session lines): none marks the scope's whole conversation any more (:func:`whole`),
+    which went on without them, but each is still told by what it holds written once. Until stop 64 such an add
+    forgot them, and a Strands hook's whole history after the next invocation, opening with its last add, its
+    calls by their toolUseIds, stored every earlier turn again (a fact remembered between two invocations of a
+    claims agent: 13 memories for 9)."""
+    return [*(k[:2] for k in before[:-1]), *(_unmarked(k) for k in before[-1:])]
+
+
+def _unmarked(k: list[Any]) -> list[Any]:
+    """A :func:`key` without its mark of the scope's whole conversation (a Pydantic AI add's keeps its tail)."""
+    return [k[0], k[1], False, k[3]] if len(k) == 4 else k[:2]
 
 
 def note(items: Sequence[Any], again: int, latest: bool = True, at: int = 0) -> str:
@@ -250,4 +265,4 @@ def _key_ok(d: Any) -> bool:
             d[2], bool) and isinstance(d[3], list) and len(d[3]) <= TAIL and all(isinstance(t, str) for t in d[3]))
 
 
-__all__ = ["FORMATS", "KEPT", "TAIL", "check", "compacted", "dropped", "key", "kept", "note", "repeated", "whole"]
+__all__ = ["FORMATS", "KEPT", "TAIL", "apart", "check", "compacted", "dropped", "key", "kept", "note", "repeated", "whole"]

@@ -196,7 +196,7 @@ class ScopedWrites:
                 data, "data", session=fmt in live.LIVE, fmt=_checked(fmt),
                 worded=live.worded(self._open.get(episode))))[1], []
             out = {"results": self._add_messages([], episode, scopes, metadata, notes, lines=(fmt, items))}
-            self._sent.pop(episode, None)
+            self._apart(episode)
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
             notes = []
@@ -214,7 +214,7 @@ class ScopedWrites:
             if (sent := resent.key(items, whole)) is not None:
                 self._sent[episode] = resent.kept(self._sent.get(episode), sent, bool(again))
             else:
-                self._sent.pop(episode, None)
+                self._apart(episode)
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items[:1]):  # a chat message first, then something else: name that, not item 0
             j = next(j for j, m in enumerate(items) if not _is_messages([m]))
@@ -239,7 +239,7 @@ class ScopedWrites:
                                  f"{m.step!r}; give the event's step in the episode")
             events.append(m)
         out = {"results": self._add_events(events, episode, scopes, metadata, all(own))}
-        self._sent.pop(episode, None)
+        self._apart(episode)
         return out
 
     @locked
@@ -281,6 +281,12 @@ class ScopedWrites:
             return again, items[:at] + items[at + again:], f"{name}[:{at}]+{name}[{at + again}:]", kept[-1], at
         again = last[1] if last is not None else 0
         return again, items[again:], f"{name}[{again}:]" if again else name, last, 0
+
+    def _apart(self, episode: str) -> None:
+        """After an add of other items than the kept adds' (sam_model.memory.resent.apart): they stay, told by
+        what they hold written once, none the scope's whole conversation any more."""
+        if kept := self._sent.get(episode):
+            self._sent[episode] = resent.apart(kept)
 
     def _live_format(self, items: list[Any], episode: str) -> str | None:
         """The live format an add's items are written in, told with the episode's open turn (live.format_of), or
