@@ -179,3 +179,30 @@ def test_a_whole_history_sent_after_another_add_to_its_scope_is_read_once(tmp_pa
     for add in (msgs[:4], other, msgs[4:8]):
         fresh.add(add, user_id="t", run_id="r")
     assert _said(memory) == _said(fresh) and len(_said(fresh)) == 9
+
+
+def test_two_runs_made_at_once_adding_their_words_out_of_turn_store_each_message_once():
+    """Two runs of one conversation made at once from its history, each in a thread with a hook adding the
+    whole history at each message, their words out of turn (two of the user's in a row, two replies in a row):
+    each run's messages are stored once, and the history too, however the threads' adds interleave."""
+    import threading
+
+    history = [_words("user", "Hi"), _words("assistant", "Hello")]
+    runs = {k: [_words(r, f"{k}{i}") for i, r in enumerate(("user", "user", "assistant", "assistant"))]
+            for k in "AB"}
+    memory = _memory()
+    for end in (1, 2):
+        memory.add(history[:end], user_id="t", run_id="r")
+
+    def run(k: str) -> None:
+        for end in range(1, 5):
+            memory.add(history + runs[k][:end], user_id="t", run_id="r")
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in "AB"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    said = _said(memory)
+    assert said[:2] == ["Hi", "Hello"] and sorted(said[2:]) == sorted(f"{k}{i}" for k in "AB" for i in range(4))
+    assert [s for s in said if s.startswith("A")] == ["A0", "A1", "A2", "A3"]
