@@ -206,3 +206,70 @@ def test_two_runs_made_at_once_adding_their_words_out_of_turn_store_each_message
     said = _said(memory)
     assert said[:2] == ["Hi", "Hello"] and sorted(said[2:]) == sorted(f"{k}{i}" for k in "AB" for i in range(4))
     assert [s for s in said if s.startswith("A")] == ["A0", "A1", "A2", "A3"]
+
+
+def _pydantic_runs() -> list[list[dict]]:
+    from pydantic_ai_travel import conversations
+    from test_walkthrough_pydantic_ai import runs
+
+    return runs(conversations(1, 0)[0][1])
+
+
+@pytest.mark.parametrize("fmt", ["converse", "pydantic-ai"])
+@pytest.mark.parametrize("how", ["in process", "saved and loaded", "checked first"])
+def test_messages_added_alone_then_the_whole_history_are_read_once(tmp_path, how, fmt):
+    """An agent adding each message as it comes (a Strands hook on MessageAddedEvent adding [event.message]; a
+    Pydantic AI agent's new_messages() of each run), then its whole history (agent.messages, all_messages()): the
+    history opened with no kept add (each held one message, or one run), so every earlier message but the first
+    add's was stored again (the claims conversation: 12 memories for 8; the travel one, 28 for 20). The scope
+    keeps what it was given, in order (one digest of them all, and how many): a history opening with all of it,
+    holding something written once (a toolUseId, a timestamp), is it sent again."""
+    if fmt == "converse":
+        msgs = _claim()
+        adds, whole = [[m] for m in msgs[:4]], msgs
+    else:
+        runs = _pydantic_runs()
+        adds, whole = runs[:2], [m for r in runs for m in r]
+    memory, fresh = _memory(), _memory()
+    for add in [*adds, whole]:
+        read = memory.check_add(add, "data", user_id="t", run_id="r") if how == "checked first" else None
+        out = memory.add(add, user_id="t", run_id="r", read=read)
+        if how == "saved and loaded":
+            memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    given = sum(len(a) for a in adds)
+    for add in [*adds, whole[given:]]:
+        fresh.add(add, user_id="t", run_id="r")
+    assert out.get("notes") and out["notes"][0]["reason"].startswith(f"data[0:{given}]: all the scope was given")
+    assert _said(memory) == _said(fresh)
+
+
+def test_a_whole_history_of_words_alone_after_messages_added_alone_is_stored_again():
+    """Guard: words alone hold nothing written once, so a history of words opening with what the scope was given
+    a message at a time is read as new (the user could say it all again): as before, stored again."""
+    msgs = [_words("user", "Hi"), _words("assistant", "Hello"), _words("user", "Bye")]
+    memory = _memory()
+    for add in ([msgs[0]], [msgs[1]], msgs):
+        memory.add(add, user_id="t", run_id="r")
+    assert _said(memory) == ["Hi", "Hello", "Hi", "Hello", "Bye"]
+
+
+def test_a_save_of_what_a_scope_was_given_loads_and_a_bad_one_is_refused(tmp_path):
+    """What a scope was given is saved with it ('given'); a save before stop 64 holds none and loads (its next
+    history read as before); a 'given' of another shape is refused at load in one line naming it."""
+    import json
+
+    from sam_model.io import SAMFileError
+
+    msgs = _claim()
+    memory = _memory()
+    for m in msgs[:4]:
+        memory.add([m], user_id="t", run_id="r")
+    saved = memory.save(tmp_path / "m")
+    d = json.loads((saved / "scoped.json").read_text())
+    assert d["given"]["t//r"][1] == 4
+    (saved / "scoped.json").write_text(json.dumps({**d, "given": {"t//r": ["x", 0]}}))
+    with pytest.raises(SAMFileError, match=r"given of 't//r' must be") as err:
+        ScopedMemory.load(saved, HashingEncoder(16))
+    assert "\n" not in str(err.value)
+    (saved / "scoped.json").write_text(json.dumps({k: v for k, v in d.items() if k != "given"}))
+    assert len(ScopedMemory.load(saved, HashingEncoder(16)).add(msgs, user_id="t", run_id="r")["results"]) == 8

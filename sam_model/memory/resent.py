@@ -15,8 +15,9 @@ opens with the last, which held every earlier one: the concatenation of what the
 anything written once among them (a first turn of words alone in Converse, a "yes" said again, a history written by
 hand without times), or with ids that are the tools' names (Strands' Ollama and Gemini models write those: the same
 id at each call of a tool), they are read as new, as before (but after the scope's first add, its whole
-conversation, an add going on past it: :func:`repeated`). New messages added alone, then the whole history, store the earlier ones again
-(but the first add's). Kept as (:func:`key` of its messages, how many), saved with the scope, and kept when the
+conversation, an add going on past it: :func:`repeated`). New messages added alone, then the whole history, stored
+the earlier ones again (but the first add's) until stop 64: the scope keeps a digest of all it was given, in order
+(:func:`given`), and a history opening with all of it, holding something written once, is it sent again. Kept as (:func:`key` of its messages, how many), saved with the scope, and kept when the
 scope's memories are all deleted (a history sent again then stays deleted). A Pydantic AI history compacted in a
 run is read from after the turns it kept of the last add (:func:`compacted`). AutoGen's model context holds no
 time either; what it writes once is a call's id (a FunctionCall's ``id``, a result's ``call_id``), and an
@@ -34,6 +35,7 @@ the other run: its start was stored again. An add opening with any of them is re
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -167,15 +169,52 @@ def _unmarked(k: list[Any]) -> list[Any]:
     return [k[0], k[1], False, k[3]] if len(k) == 4 else k[:2]
 
 
-def note(items: Sequence[Any], again: int, latest: bool = True, at: int = 0) -> str:
+def given(before: Sequence[Any] | None, items: Sequence[Any]) -> list[Any] | None:
+    """What a scope keeps of the messages it was given, in order, after it takes ``items`` (an add's, or the rest
+    of one read from after a kept add): [a digest of them all, how many], chained from ``before`` (None: none yet)
+    message by message, so that :func:`opens_with_given` tells a history opening with them without their words.
+    None where a message has no digest (:func:`_digest`)."""
+    told, n = (before[0], before[1]) if before else ("", 0)
+    for m in items:
+        if (one := _digest([m])) is None:
+            return None
+        told, n = hashlib.sha1(f"{told}{one}".encode()).hexdigest(), n + 1
+    return [told, n]
+
+
+def opens_with_given(items: Sequence[Any], kept: Sequence[Any] | None) -> int:
+    """How many of ``items``' first messages are the messages the scope was given (``kept``: :func:`given`), all of
+    them, in order, holding something written once (:func:`_once`); 0: they are not. An agent adding each message
+    as it comes (a Strands hook adding ``[event.message]``, Pydantic AI's ``new_messages()`` of each run), then its
+    whole history, sent it opening with no kept add (each held one message or one run): every earlier message
+    but the first add's was stored again, until stop 64. Words alone hold nothing written once (the user could
+    say them all again): read as new, as before."""
+    if not kept or len(items) < kept[1] or detect(list(items)) not in FORMATS:
+        return 0
+    head = list(items[:kept[1]])
+    return kept[1] if given(None, head) == [kept[0], kept[1]] and _once(head) else 0
+
+
+def check_given(d: Any, name: str) -> list[Any]:
+    """A scope's saved :func:`given` ([digest, count]), else a ValueError naming ``name``."""
+    if not (isinstance(d, list) and len(d) == 2 and isinstance(d[0], str) and isinstance(d[1], int)
+            and not isinstance(d[1], bool) and d[1] > 0):
+        raise ValueError(f"{name} must be [digest, count] of the messages the scope was given")
+    return d
+
+
+def note(items: Sequence[Any], again: int, latest: bool | None = True, at: int = 0) -> str:
     """An add's note that its first ``again`` messages (:func:`repeated`: the scope's last add where ``latest``,
-    else one of its last KEPT), or those from ``at`` on (:func:`compacted`), were read once: what told them, their
+    else one of its last KEPT; None: all it was given, :func:`opens_with_given`), or those from ``at`` on
+    (:func:`compacted`), were read once: what told them, their
     ids or times, or where they hold none, that they were the scope's whole conversation (said told by ids it had
     none of until stop 63)."""
     name, told = NAMES[detect(list(items))]
     if not at and not _once(list(items[:again])):
         told = "the scope's whole conversation, which the add goes on from"
     which = "the scope's last add" if latest else f"one of the scope's last {KEPT} adds"
+    if latest is None:
+        which = "all the scope was given"
     if at:
         which = "the end of the scope's last add, kept after a compaction"
     return f"data[{at}:{at + again}]: {which} of {name} messages ({told}), sent again: read once, not stored again"
@@ -265,4 +304,5 @@ def _key_ok(d: Any) -> bool:
             d[2], bool) and isinstance(d[3], list) and len(d[3]) <= TAIL and all(isinstance(t, str) for t in d[3]))
 
 
-__all__ = ["FORMATS", "KEPT", "TAIL", "apart", "check", "compacted", "dropped", "key", "kept", "note", "repeated", "whole"]
+__all__ = ["FORMATS", "KEPT", "TAIL", "apart", "check", "check_given", "compacted", "dropped", "given", "key", "kept",
+           "note", "opens_with_given", "repeated", "whole"]

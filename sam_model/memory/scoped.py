@@ -125,6 +125,9 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # episode -> its last adds of Converse, Pydantic AI, AutoGen or smolagents messages, [[digest, count(, true)], ...] newest last
         # (sam_model.memory.resent): one sent again whole with the next turn's is read once
         self._sent: dict[str, list] = {}
+        # episode -> [digest, count] of every message of those formats it was given, in order (resent.given): a
+        # whole history sent after messages added one at a time opens with them
+        self._given: dict[str, list] = {}
         # episode -> the ids (digests) of the Responses message items whose memories were deleted (live_responses.deleted)
         # when the scope's last went: its conversation and open turn are dropped, and a streaming agent's .done of
         # such an item, read by a fresh turn, brought the words back; the scope's next Responses turn takes them
@@ -441,6 +444,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
             del self._dropped[episode]
             if episode not in self._trackers:
                 self._sent.pop(episode, None)
+                self._given.pop(episode, None)
                 self._gone.pop(episode, None)
 
     def _gone_items(self, episode: str, hit: Hit) -> None:
@@ -486,6 +490,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._base.clear()
         self._open.clear()
         self._sent.clear()
+        self._given.clear()
         self._gone.clear()
         self._dropped.clear()
         self._labels.clear()

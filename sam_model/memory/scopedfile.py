@@ -97,6 +97,7 @@ class ScopedFiles:
                             **({"unknown": {ep: sorted(st) for ep, st in self._unknown.items()}}
                                if self._unknown else {}),
                             **({"sent": self._sent} if self._sent else {}),
+                            **({"given": self._given} if self._given else {}),
                             **({"gone": self._gone} if self._gone else {}),
                             **({"dropped": list(self._dropped)} if self._dropped else {})}))
 
@@ -145,6 +146,7 @@ class ScopedFiles:
         for ep in mixed:
             self._open.pop(ep, None)
             self._sent.pop(ep, None)
+            self._given.pop(ep, None)
             self._trackers.pop(ep, None)
             self._base.pop(ep, None)
             self.store.recorder.forget(ep)
@@ -179,6 +181,8 @@ class ScopedFiles:
                 self._unknown = {ep: set(_steps(st, f"unknown of {ep!r}")) for ep, st in d.get("unknown", {}).items()}
                 # saves before 2026-12-06: none; kept for a scope whose memories are all deleted (_drop_conversation)
                 self._sent = {ep: resent.check(k, f"sent of {ep!r}") for ep, k in d.get("sent", {}).items()}
+                self._given = {ep: resent.check_given(k, f"given of {ep!r}")  # saves before stop 64: none
+                               for ep, k in d.get("given", {}).items()}
                 self._gone = {ep: live_responses.check_gone(g, f"gone of {ep!r}")  # saves before stop 62: none
                               for ep, g in d.get("gone", {}).items()}
                 self._dropped = dict.fromkeys(_dropped(d.get("dropped"), self))  # the deleted scopes' order

@@ -204,7 +204,8 @@ class ScopedWrites:
             again, rest, name, last, at = self._resent(items, episode, "data")  # Converse / Pydantic AI again
             if again:  # a caller's ``read`` (check_add, in this hold of the lock) is of the rest already
                 data = rest
-                notes.append({"reason": resent.note(items, again, last == self._sent[episode][-1], at)})
+                notes.append({"reason": resent.note(items, again, None if last is None else
+                                                    last == self._sent[episode][-1], at)})
             # checked before the conversation's state takes any of them
             messages, skipped = read if read is not None else read_add(data, name) if data else ([], [])
             out: dict[str, list] = {"results": self._add_messages(
@@ -213,6 +214,9 @@ class ScopedWrites:
             whole = resent.whole(last) if again else opens
             if (sent := resent.key(items, whole)) is not None:
                 self._sent[episode] = resent.kept(self._sent.get(episode), sent, bool(again))
+                self._given[episode] = resent.given(self._given.get(episode), rest if again else items)
+                if self._given[episode] is None:
+                    del self._given[episode]
             else:
                 self._apart(episode)
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
@@ -269,13 +273,16 @@ class ScopedWrites:
 
     def _resent(self, items: list[Any], episode: str,
                 name: str) -> tuple[int, list[Any], str, list[Any] | None, int]:
-        """(how many of ``items``' messages are one of the scope's last adds sent again, sam_model.memory.resent: 0
-        for none; the rest, which the add reads alone; its name, ``name[4:]``, which its errors and skips give, not
-        the place in it, message 1 for the caller's message 5; that add's key, None for none; where those messages
-        start: 0, the add's start, or after a compaction's summary, resent.compacted, the rest then the summary and
-        what follows them, named ``name[:1]+name[9:]``): one rule for :meth:`add` and :meth:`check_add`."""
+        """(how many of ``items``' messages are one of the scope's last adds sent again, sam_model.memory.resent, or
+        all the messages the scope was given, where more, resent.opens_with_given: 0 for none; the rest, which the
+        add reads alone; its name, ``name[4:]``, which its errors and skips give, not the place in it, message 1
+        for the caller's message 5; that add's key, None for none or all given; where those messages start: 0, the
+        add's start, or after a compaction's summary, resent.compacted, the rest then the summary and what follows
+        them, named ``name[:1]+name[9:]``): one rule for :meth:`add` and :meth:`check_add`."""
         kept = self._sent.get(episode)
         last = resent.repeated(items, kept)
+        if (given := resent.opens_with_given(items, self._given.get(episode))) > (last[1] if last else 0):
+            return given, items[given:], f"{name}[{given}:]", None, 0  # all the scope was given: resent.given
         if last is None and (cut := resent.compacted(items, kept)) is not None:  # a compaction's kept turns
             at, again = cut
             return again, items[:at] + items[at + again:], f"{name}[:{at}]+{name}[{at + again}:]", kept[-1], at
