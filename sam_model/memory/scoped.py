@@ -407,7 +407,8 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         """Forget an episode whose memories are all deleted: its conversation (the values its tool calls set, its
         events' states) and the store's last state of it. Its next message starts afresh, at the next step. The key
         of its last adds of Converse, Pydantic AI, AutoGen or smolagents messages stays (``_sent``: a digest and a count, no word
-        of them): an agent that sends its whole history again after each turn (a Strands hook, Pydantic AI's
+        of them; the older ones no longer the whole conversation, resent.dropped), and so does the digest of all it
+        was given of them (``_given``): an agent that sends its whole history again after each turn (a Strands hook, Pydantic AI's
         all_messages(), an AutoGen context's messages) still holds the deleted turns, and its next add, opening
         with them, stored them all again, the deleted memories back after one turn. Their start is read once (the add's notes say so), as after a delete of
         any other memory of them. So do the ids of its open Responses turn's items deleted one by one (``_gone``,
