@@ -69,6 +69,14 @@ class Step:
         return {**extra, **self.d}
 
 
+class Memory:
+    """An agent's memory (smolagents' AgentMemory): its system prompt's step and its steps."""
+
+    def __init__(self) -> None:
+        self.system_prompt: Step | None = None
+        self.steps: list[Step] = []
+
+
 class Agent:
     """A smolagents agent's run as it calls its callbacks: run() sets memory.system_prompt, resets the memory's
     steps (a new list) or not, appends the TaskStep (no callback), then each planning or action step is given to
@@ -78,7 +86,7 @@ class Agent:
     def __init__(self, callbacks: list | dict) -> None:
         self.callbacks = {"action": callbacks} if isinstance(callbacks, list) else {
             k: v if isinstance(v, list) else [v] for k, v in callbacks.items()}
-        self.memory = types.SimpleNamespace(system_prompt=None, steps=[])
+        self.memory = Memory()
 
     def _finalize(self, step: Step) -> None:
         for cb in self.callbacks.get(step.kind, []):
@@ -145,6 +153,24 @@ def test_registered_for_every_kind_of_step_each_is_added_once(adapter, tmp_path)
     want = [{"system_prompt": prompt}, *first, *each[1]]
     assert listed(memory, user_id="emp") == imported(want, tmp_path / "m.json")
     assert any(text.startswith("1. look up the balance") for _, text in listed(memory, user_id="emp"))
+
+
+def test_one_callback_given_to_two_agents_adds_each_step_once(adapter, tmp_path):
+    """One callback in two agents' step_callbacks (a manager's and its managed agent's, or a pool of agents made
+    with one list): each agent's memory is read on from where the callback left it, not from its start again when
+    the other agent's step came between (it stored the other agent's earlier runs again each time)."""
+    (_, first), (_, second) = conversations(2, 0)
+    memory = ScopedMemory(HashingEncoder(16))
+    callback = adapter.SAMStepCallback(memory, user_id="emp")
+    one, two = Agent([callback]), Agent([callback])
+    (prompt1, runs1), (prompt2, runs2) = runs(first), runs(second)
+    one.run(prompt1, runs1[0], reset=True)
+    two.run(prompt2, runs2[0], reset=True)
+    one.run(prompt1, runs1[1], reset=False)
+    first_run = imported([first[0], *runs1[0]], tmp_path / "a.json")
+    both_runs = imported([first[0], *runs1[0], *runs1[1]], tmp_path / "a2.json")
+    want = [*first_run, *imported([second[0], *runs2[0]], tmp_path / "b.json"), *both_runs[len(first_run):]]
+    assert [text for _, text in listed(memory, user_id="emp")] == [text for _, text in want]
 
 
 def test_called_without_the_agent_it_adds_the_step_alone(adapter):
@@ -248,3 +274,28 @@ def test_a_real_agent_stores_its_steps_and_recalls_its_users_memories(kind, tmp_
     got = listed(store, **scopes)
     assert got[0] == (0, "Ann's manager is m.chen")
     assert got[1:] == [(step + 1, text) for step, text in imported(steps, tmp_path / "m.json")], got
+
+
+def test_a_manager_and_its_managed_agent_given_one_callback_store_each_step_once(tmp_path):
+    """A real manager agent and its managed agent made with the same step_callbacks list: the managed agent's steps
+    come between two of the manager's, and the manager's task and earlier steps were stored again after them."""
+    smolagents = pytest.importorskip("smolagents", reason="smolagents is not installed (pip install smolagents)")
+    from sam_model.integrations.smolagents import SAMStepCallback
+
+    fixture = _scripted()
+    store = ScopedMemory(HashingEncoder(64))
+    callbacks = [SAMStepCallback(store, user_id="ann")]
+    helper = smolagents.ToolCallingAgent(
+        tools=[fixture.get_user], model=fixture.Scripted([("", [("get_user", {"user_id": "ann_lee_123"})]),
+                                                          ("", [("final_answer", {"answer": "Ann, QX7Z9A"})])]),
+        name="lookup", description="Looks a user up.", max_steps=3, step_callbacks=callbacks, verbosity_level=0)
+    manager = smolagents.ToolCallingAgent(
+        tools=[fixture.get_user], managed_agents=[helper], max_steps=4, step_callbacks=callbacks, verbosity_level=0,
+        model=fixture.Scripted([("", [("get_user", {"user_id": "ann_lee_123"})]),
+                                ("", [("lookup", {"task": "find ann_lee_123"})]),
+                                ("", [("final_answer", {"answer": "You have QX7Z9A."})])]))
+    assert manager.run("Which reservation do I have?") == "You have QX7Z9A."
+    stored = [text for _, text in listed(store, user_id="ann")]
+    dumps = [[a.memory.system_prompt.dict(), *a.memory.get_succinct_steps()] for a in (manager, helper)]
+    texts = [text for n, steps in enumerate(dumps) for _, text in imported(steps, tmp_path / f"{n}.json")]
+    assert sorted(stored) == sorted(texts), stored

@@ -36,6 +36,9 @@ had that leak).
 from __future__ import annotations
 
 import json
+import threading
+import weakref
+from dataclasses import dataclass, field
 from typing import Any
 
 try:
@@ -73,6 +76,22 @@ def step_dict(step: Any) -> dict[str, Any]:
     return json.loads(json.dumps(d, default=_unbytes))
 
 
+@dataclass
+class _Read:
+    """What a callback has read of one agent's memory: its ``steps`` list (a run with ``reset=True`` makes a new
+    one), each step's dict (each dumped once; the step held, so that its id is not reused while kept) and how many
+    of the dump's chat messages were added."""
+
+    steps: list[Any] | None = None
+    dicts: dict[int, tuple[Any, dict[str, Any]]] = field(default_factory=dict)
+    added: int = 0
+
+    def dumped(self, step: Any) -> dict[str, Any]:
+        if id(step) not in self.dicts:
+            self.dicts[id(step)] = (step, step_dict(step))
+        return self.dicts[id(step)][1]
+
+
 class SAMStepCallback:
     """A smolagents step callback that adds each finished step to ScopedMemory in fixed scopes (see the module doc).
 
@@ -82,15 +101,19 @@ class SAMStepCallback:
     it (the prompt's tool signatures, which name a positional argument; a name an earlier step's code bound), and a
     step read alone named ``find_cover("brand", ...)``'s argument ``arg1``, not ``team``. A run with ``reset=True``
     makes a new ``agent.memory.steps``: read from its start (its system prompt again, the policy unchanged). Each
-    call reads the whole memory again, as smolagents writes it whole into each model input. One callback an agent:
-    another agent's memory is read from its start."""
+    call reads the whole memory again, as smolagents writes it whole into each model input.
+
+    What was read is kept for each agent's memory (weakly: an agent dropped is forgotten), so one callback may serve
+    several agents (a manager and its managed agents, given one ``step_callbacks`` list; agents in threads): with one
+    record for all, a call for another agent's memory started it over, and each agent's earlier runs were stored
+    again whenever another agent's step came between. The agents' messages then join the scopes' one conversation in
+    the order their steps finish: give agents that run at once a ``run_id`` each."""
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None) -> None:
         self.memory, self.scopes = memory, _scopes("SAMStepCallback", user_id, agent_id, run_id)
-        self._steps: list[Any] | None = None  # the agent's memory.steps read last
-        self._dicts: dict[int, tuple[Any, dict[str, Any]]] = {}  # id -> (step, its dict): each step dumped once
-        self._read = 0  # chat messages of the dump already added
+        self._reads: weakref.WeakKeyDictionary[Any, _Read] = weakref.WeakKeyDictionary()  # agent.memory -> read
+        self._lock = threading.Lock()
 
     def __call__(self, step: Any, agent: Any = None) -> None:
         """Add what ``step`` (and, with ``agent``, the memory before it) adds to the dump's chat messages."""
@@ -100,20 +123,18 @@ class SAMStepCallback:
                 self.memory.add([d], **self.scopes)
             return
         memory = agent.memory
-        if memory.steps is not self._steps:
-            self._steps, self._dicts, self._read = memory.steps, {}, 0
-        steps = [*memory.steps, *([] if any(s is step for s in memory.steps) else [step])]
-        dump = [step_dict(memory.system_prompt), *(self._dumped(s) for s in steps)]
-        name = getattr(agent, "name", None)
-        chat = to_chat([d for d in dump if step_kind(d) != "final"], f"agent {name}'s memory" if name else "agent.memory")
-        if new := chat.messages[self._read:]:
-            self.memory.add(new, **self.scopes)
-        self._read = len(chat.messages)
-
-    def _dumped(self, step: Any) -> dict[str, Any]:
-        if id(step) not in self._dicts:  # the step held, so that its id is not reused while kept
-            self._dicts[id(step)] = (step, step_dict(step))
-        return self._dicts[id(step)][1]
+        with self._lock:
+            read = self._reads.get(memory)
+            if read is None or memory.steps is not read.steps:
+                read = self._reads[memory] = _Read(memory.steps)
+            steps = [*memory.steps, *([] if any(s is step for s in memory.steps) else [step])]
+            dump = [step_dict(memory.system_prompt), *(read.dumped(s) for s in steps)]
+            name = getattr(agent, "name", None)
+            chat = to_chat([d for d in dump if step_kind(d) != "final"],
+                           f"agent {name}'s memory" if name else "agent.memory")
+            if new := chat.messages[read.added:]:
+                self.memory.add(new, **self.scopes)
+            read.added = len(chat.messages)
 
 
 class SAMRecallTool(Tool):
