@@ -173,6 +173,28 @@ def test_one_callback_given_to_two_agents_adds_each_step_once(adapter, tmp_path)
     assert [text for _, text in listed(memory, user_id="emp")] == [text for _, text in want]
 
 
+def test_a_step_longer_than_a_memory_is_stored_cut_and_the_run_goes_on(adapter, tmp_path, caplog):
+    """A tool's output past MAX_TEXT_CHARS (a web page read whole): ScopedMemory refuses such a message, and the
+    refusal, raised in the agent's step, ended its run and stored none of its later steps. It is stored cut as
+    ``sam-data transcripts --result-limit 90000`` cuts it (its first characters and the count left out), said in a
+    warning, and the steps after it are stored."""
+    cid, steps = conversations(1, 0)[0]
+    at = next(i for i, s in enumerate(steps) if s.get("observations"))
+    page = " ".join(f"w{i}" for i in range(30_000))
+    steps = [*steps[:at], {**steps[at], "observations": page}, *steps[at + 1:]]
+    memory = ScopedMemory(HashingEncoder(16))
+    agent = Agent([adapter.SAMStepCallback(memory, user_id="emp")])
+    prompt, each = runs(steps)
+    with caplog.at_level("WARNING", logger=MODULE):
+        for i, run in enumerate(each):
+            agent.run(prompt, run, reset=i == 0)
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(steps))
+    want = [(e["step"], e["text"]) for e in iter_transcript_events(path, result_limit=adapter.CUT_AT)]
+    assert listed(memory, user_id="emp") == want
+    assert f"{len(page):,} characters" in caplog.text
+
+
 def test_called_without_the_agent_it_adds_the_step_alone(adapter):
     """A callback of smolagents before it passed the agent (or called by hand) gets the step alone: it is added as
     the reader reads it, once each call."""
