@@ -225,6 +225,21 @@ def test_the_recall_tool_searches_its_scopes_by_the_live_state(adapter):
         adapter.SAMStepCallback(store)
 
 
+@pytest.mark.parametrize("make", ["SAMStepCallback", "SAMRecallTool"])
+@pytest.mark.parametrize(("given", "named"), [({"user_id": "", "agent_id": "hr"}, "user_id"),
+                                              ({"user_id": "mia", "run_id": "a/b"}, "run_id"),
+                                              ({"user_id": 7}, "user_id"),
+                                              ({"user_id": "mia", "k": 0}, "k")])
+def test_a_bad_scope_or_k_is_refused_when_made(adapter, make, given, named):
+    """A scope ScopedMemory refuses (an empty string, a '/', a number) or a k out of range was taken when made and
+    refused at the first step (the callback's ValueError ending the agent's run) or call of the tool (its error
+    said to the model, "limit must be ...", a name the developer never gave): now refused when made, naming it."""
+    if named == "k" and make == "SAMStepCallback":
+        pytest.skip("a callback takes no k")
+    with pytest.raises(ValueError, match=f"^{named} "):
+        getattr(adapter, make)(ScopedMemory(HashingEncoder(16)), **given)
+
+
 def test_a_tool_of_no_user_reads_no_users_memories(adapter):
     """Scopes are filters: a search of agent_id="hr-leave" alone matched every user's memories with that agent
     (sam_model.integrations.autogen's leak). The agent's own tool, made without user_id, reads only memories of no

@@ -50,7 +50,7 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
 
 from sam_model.data.eventtexts import cut_text
 from sam_model.data.formats.smolagents import step_kind, to_chat
-from sam_model.limits import MAX_TEXT_CHARS
+from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope
 from sam_model.memory import ScopedMemory
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,11 @@ CUT_AT = 90_000  # a text past MAX_TEXT_CHARS is stored as its first CUT_AT char
 
 
 def _scopes(owner: str, user_id: str | None, agent_id: str | None, run_id: str | None) -> dict[str, str | None]:
+    """The scopes, checked when made as ScopedMemory checks them (check_scope): a bad one was refused only at the
+    first step (ending the agent's run) or tool call (its error said to the model), or, empty, taken for none."""
     scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+    for name, value in scopes.items():
+        check_scope(value, name)
     if not any(scopes.values()):
         raise ValueError(f"{owner} needs a scope (user_id, agent_id or run_id): a memory of no scope would hold or "
                          "search every user's")
@@ -171,7 +175,7 @@ class SAMRecallTool(Tool):
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, k: int = 5) -> None:
-        self.memory, self.scopes, self.k = memory, _scopes("SAMRecallTool", user_id, agent_id, run_id), k
+        self.memory, self.scopes, self.k = memory, _scopes("SAMRecallTool", user_id, agent_id, run_id), check_k(k)
         self.filters = None if user_id is not None else NO_USER
         super().__init__()
 
