@@ -42,7 +42,10 @@ def _fake_smolagents() -> types.ModuleType:
         def __call__(self, *args: Any, **kwargs: Any) -> Any:
             return self.forward(*args, **kwargs)
 
-    module.Tool = Tool
+    class AgentMemory:  # an agent's memory (smolagents 1.8 and later): its system prompt's step and its steps
+        pass
+
+    module.Tool, module.AgentMemory, module.__version__ = Tool, AgentMemory, "1.26.0"
     return module
 
 
@@ -259,6 +262,34 @@ def test_without_smolagents_the_import_says_what_to_install(monkeypatch):
     with pytest.raises(ImportError, match="pip install smolagents"):
         importlib.import_module(MODULE)
     sys.modules.pop(MODULE, None)
+
+
+def test_a_smolagents_without_agent_memory_is_refused_at_the_import(monkeypatch):
+    """smolagents before 1.8 keeps no ``agent.memory`` (it had ``agent.logs``) and writes no ``step.dict()``: the
+    import went through, and the callback's first step ended the agent's run with an AttributeError. Refused at the
+    import, in one line naming the version found and what to install."""
+    old = _fake_smolagents()
+    del old.AgentMemory
+    old.__version__ = "1.7.0"
+    monkeypatch.setitem(sys.modules, "smolagents", old)
+    monkeypatch.delitem(sys.modules, MODULE, raising=False)
+    with pytest.raises(ImportError, match=r"needs smolagents 1\.8 or later \(found 1\.7\.0.*pip install -U smolagents"):
+        importlib.import_module(MODULE)
+    sys.modules.pop(MODULE, None)
+
+
+def test_a_smolagents_writing_its_steps_otherwise_is_named_at_the_first_step(adapter):
+    """A smolagents whose ActionStep.dict() writes other keys (earlier 1.x: "step", "start_time", "duration"): the
+    reader's refusal named the keys and the format expected, not that smolagents is the cause. The first step's
+    error names the version found and what to install; nothing is stored."""
+    memory = ScopedMemory(HashingEncoder(16))
+    agent = Agent([adapter.SAMStepCallback(memory, user_id="emp")])
+    old = {"tool_calls": [], "start_time": 0.0, "end_time": 1.0, "step": 1, "error": None, "duration": 1.0,
+           "model_output": "Thought: ...", "observations": "ok", "action_output": None}
+    with pytest.raises(ValueError, match=r"smolagents 1\.26\.0 writes its Step with the keys tool_calls, start_time.*"
+                                         r"pip install -U smolagents$"):
+        agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None}, old], reset=True)
+    assert memory.get_all(user_id="emp")["results"] == []
 
 
 def test_the_core_package_never_imports_smolagents():

@@ -43,10 +43,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 try:
+    import smolagents
     from smolagents import Tool
 except ImportError as exc:  # an optional integration: said in one line, not a traceback into smolagents' imports
     raise ImportError(f"sam_model.integrations.smolagents needs smolagents ({exc}): pip install smolagents, or use "
                       "ScopedMemory directly") from None
+if not hasattr(smolagents, "AgentMemory"):  # before 1.8: agent.logs, no agent.memory nor step.dict() to read
+    raise ImportError(f"sam_model.integrations.smolagents needs smolagents 1.8 or later (found "
+                      f"{getattr(smolagents, '__version__', 'a version')}, whose agents keep no agent.memory): pip "
+                      "install -U smolagents")
 
 from sam_model.data.eventtexts import cut_text
 from sam_model.data.formats.smolagents import step_kind, to_chat
@@ -153,6 +158,11 @@ class SAMStepCallback:
             read = self._reads.get(memory)
             if read is None or memory.steps is not read.steps:
                 read = self._reads[memory] = _Read(memory.steps)
+            if step_kind(read.dumped(step)) is None:  # an earlier 1.x wrote "step", "start_time", ...
+                raise ValueError(f"SAMStepCallback: smolagents {getattr(smolagents, '__version__', '')} writes its "
+                                 f"{type(step).__name__} with the keys {', '.join(list(read.dumped(step))[:8])}, which "
+                                 "the smolagents reader does not read (it reads smolagents 1.26's steps: an ActionStep "
+                                 "with step_number, tool_calls, observations): pip install -U smolagents")
             steps = [*memory.steps, *([] if any(s is step for s in memory.steps) else [step])]
             dump = [step_dict(memory.system_prompt), *(read.dumped(s) for s in steps)]
             name = getattr(agent, "name", None)
