@@ -198,6 +198,28 @@ def test_a_step_longer_than_a_memory_is_stored_cut_and_the_run_goes_on(adapter, 
     assert f"{len(page):,} characters" in caplog.text
 
 
+def test_a_callback_after_it_that_changes_the_step_is_said(adapter, caplog):
+    """Each step is read once, when the callback is called: what a callback after it writes into the step (a
+    browser agent's screenshot callback adding the page's URL to its observations) is in the dumped memory but not
+    stored, and nothing said so. The next call finds the step changed and says to give the callback last."""
+    cid, steps = conversations(1, 0)[0]
+    prompt, each = runs(steps)
+
+    def url(step: Step, agent: Any) -> None:
+        step.d = {**step.d, "observations": f"{step.d.get('observations') or ''}\nCurrent url: https://hr.example"}
+
+    for order, warned in (([None, url], True), ([url, None], False)):
+        memory = ScopedMemory(HashingEncoder(16))
+        callback = adapter.SAMStepCallback(memory, user_id="emp")
+        agent = Agent([callback if c is None else c for c in order])
+        caplog.clear()
+        with caplog.at_level("WARNING", logger=MODULE):
+            agent.run(prompt, each[0], reset=True)
+        assert ("give SAMStepCallback last in step_callbacks" in caplog.text) is warned, caplog.text
+        stored = " ".join(text for _, text in listed(memory, user_id="emp"))
+        assert ("Current url" in stored) is not warned
+
+
 def test_called_without_the_agent_it_adds_the_step_alone(adapter):
     """A callback of smolagents before it passed the agent (or called by hand) gets the step alone: it is added as
     the reader reads it, once each call."""

@@ -100,6 +100,7 @@ class _Read:
     steps: list[Any] | None = None
     dicts: dict[int, tuple[Any, dict[str, Any]]] = field(default_factory=dict)
     added: int = 0
+    last: Any = None  # the step of the last call: checked at the next one for what a later callback wrote into it
 
     def dumped(self, step: Any) -> dict[str, Any]:
         if id(step) not in self.dicts:
@@ -132,7 +133,9 @@ class SAMStepCallback:
     it (the prompt's tool signatures, which name a positional argument; a name an earlier step's code bound), and a
     step read alone named ``find_cover("brand", ...)``'s argument ``arg1``, not ``team``. A run with ``reset=True``
     makes a new ``agent.memory.steps``: read from its start (its system prompt again, the policy unchanged). Each
-    call reads the whole memory again, as smolagents writes it whole into each model input.
+    call reads the whole memory again, as smolagents writes it whole into each model input. A step is read once, when
+    called: give it last in ``step_callbacks``, as what a callback after it writes into the step is not stored (its
+    next call finds the step changed and says so in a warning).
 
     What was read is kept for each agent's memory (weakly: an agent dropped is forgotten), so one callback may serve
     several agents (a manager and its managed agents, given one ``step_callbacks`` list; agents in threads): with one
@@ -163,6 +166,11 @@ class SAMStepCallback:
                                  f"{type(step).__name__} with the keys {', '.join(list(read.dumped(step))[:8])}, which "
                                  "the smolagents reader does not read (it reads smolagents 1.26's steps: an ActionStep "
                                  "with step_number, tool_calls, observations): pip install -U smolagents")
+            if read.last is not None and read.last is not step and step_dict(read.last) != read.dumped(read.last):
+                log.warning("SAMStepCallback: a callback after it changed the step it read (%s %s): what it wrote is "
+                            "not stored; give SAMStepCallback last in step_callbacks", type(read.last).__name__,
+                            getattr(read.last, "step_number", ""))
+            read.last = step
             steps = [*memory.steps, *([] if any(s is step for s in memory.steps) else [step])]
             dump = [step_dict(memory.system_prompt), *(read.dumped(s) for s in steps)]
             name = getattr(agent, "name", None)
