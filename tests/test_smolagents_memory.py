@@ -265,6 +265,19 @@ def test_a_bad_scope_or_k_is_refused_when_made(adapter, make, given, named):
         getattr(adapter, make)(ScopedMemory(HashingEncoder(16)), **given)
 
 
+def test_the_recall_tool_numbers_each_memory_of_several_lines_once(adapter):
+    """A memory of several lines (a tool's output printed over lines, a list) was written as is: its later lines
+    read as memories of their own, unnumbered, and a line "2. ..." inside one as the second memory. Its lines after
+    the first are indented under its number, so that each line at the margin opens a memory."""
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Holidays in August:\n2. 15 August (Assumption)\n3. none else", user_id="mia")
+    store.add("Mia's manager is r.okafor", user_id="mia")
+    said = adapter.SAMRecallTool(store, user_id="mia")(query="holidays in August")
+    opening = [line for line in said.splitlines() if not line.startswith(" ")]
+    assert [line.split(".", 1)[0] for line in opening] == ["1", "2"], said
+    assert "   2. 15 August (Assumption)" in said.splitlines()
+
+
 def test_a_tool_of_no_user_reads_no_users_memories(adapter):
     """Scopes are filters: a search of agent_id="hr-leave" alone matched every user's memories with that agent
     (sam_model.integrations.autogen's leak). The agent's own tool, made without user_id, reads only memories of no

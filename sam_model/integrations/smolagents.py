@@ -187,7 +187,7 @@ class SAMRecallTool(Tool):
     name = "recall_memory"
     description = ("Searches your long-term memory (earlier steps, tool results and conversations with this user) "
                    "for what you need now, e.g. an id, a date or a preference said before. Returns the best "
-                   "memories, one a line, best first.")
+                   "memories, numbered, best first (a memory's further lines indented).")
     inputs = {"query": {"type": "string", "description": "what you want to remember, in a few words"}}
     output_type = "string"
 
@@ -202,5 +202,8 @@ class SAMRecallTool(Tool):
         return self.memory.search(query, state="live", limit=self.k, filters=self.filters, **self.scopes)["results"]
 
     def forward(self, query: str) -> str:
+        """The memories numbered, best first, a memory's lines after its first indented under its number: written
+        as is, a memory of several lines read as several, and its own line "2. ..." as the second memory."""
         found = self.search(query)
-        return "\n".join(f"{i}. {hit['memory']}" for i, hit in enumerate(found, start=1)) or NOTHING
+        return "\n".join(f"{i}. " + hit["memory"].replace("\n", "\n" + " " * len(f"{i}. "))
+                         for i, hit in enumerate(found, start=1)) or NOTHING
