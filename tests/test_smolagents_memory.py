@@ -402,3 +402,34 @@ def test_a_manager_and_its_managed_agent_given_one_callback_store_each_step_once
     dumps = [[a.memory.system_prompt.dict(), *a.memory.get_succinct_steps()] for a in (manager, helper)]
     texts = [text for n, steps in enumerate(dumps) for _, text in imported(steps, tmp_path / f"{n}.json")]
     assert sorted(stored) == sorted(texts), stored
+
+
+def test_the_readme_snippet_runs_as_written_with_real_smolagents():
+    """README's smolagents block (a plain fence: the README's tests run without smolagents) run as written, given
+    the agent's own ``model`` (scripted) and ``get_leave_balance``: the agent recalls and its steps are stored."""
+    pytest.importorskip("smolagents", reason="smolagents is not installed (pip install smolagents)")
+    from smolagents import tool
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    start = readme.index("```\nfrom smolagents import ToolCallingAgent\n") + 4
+    code = readme[start:readme.index("```", start)]
+    fixture = _scripted()
+
+    @tool
+    def get_leave_balance(employee_id: str) -> str:
+        """The days of annual leave an employee has left.
+
+        Args:
+            employee_id: the employee's id
+        """
+        return "12 days"
+
+    model = fixture.Scripted([("", [("get_leave_balance", {"employee_id": "EMP-40213"})]),
+                              ("", [("recall_memory", {"query": "leave balance"})]),
+                              ("", [("final_answer", {"answer": "Booked."})])])
+    names = {"model": model, "get_leave_balance": get_leave_balance}
+    exec(compile(code, "README.md (smolagents)", "exec"), names)
+    agent, memory, scopes = names["agent"], names["memory"], names["scopes"]
+    assert "get_leave_balance: 12 days" in agent.memory.steps[2].observations
+    stored = [r["memory"] for r in memory.get_all(**scopes, limit=None)["results"]]
+    assert "Book my annual leave from 3 to 7 August" in stored and "get_leave_balance: 12 days" in stored

@@ -21,8 +21,8 @@ step's). Called without the agent (by hand) it adds the step alone: add each run
 
 :class:`SAMRecallTool` is a smolagents ``Tool`` (``recall_memory(query)``) the agent calls to search the scopes'
 memories: ranked by the scopes' live state (the state of the newest step a callback of the same scopes added: the
-agent's current task state, ScopedMemory.live_state) and the query's words, the best ``k`` returned as numbered
-lines. Give both the same scopes (a user's, and the agent's: each run a task of that user's memory), or the tool
+agent's current task state, ScopedMemory.live_state) and the query's words, the best ``k`` returned numbered (a
+memory's further lines indented). Give both the same scopes (a user's, and the agent's: each run a task of that user's memory), or the tool
 ranks by the empty state of scopes no step was added to. smolagents has
 no hook before a step's model call (callbacks run after a step, and a step's memory is both the next model input and
 what the log reader reads), so recalling is a tool call the agent chooses, stored as its step like any other.
