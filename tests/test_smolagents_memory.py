@@ -314,17 +314,32 @@ def test_a_smolagents_without_agent_memory_is_refused_at_the_import(monkeypatch)
 
 
 def test_a_smolagents_writing_its_steps_otherwise_is_named_at_the_first_step(adapter):
-    """A smolagents whose ActionStep.dict() writes other keys (earlier 1.x: "step", "start_time", "duration"): the
-    reader's refusal named the keys and the format expected, not that smolagents is the cause. The first step's
-    error names the version found and what to install; nothing is stored."""
+    """A smolagents whose ActionStep.dict() writes keys the reader reads in no version (neither 1.19+'s
+    "step_number" nor 1.8-1.18's "step"): the reader's refusal named the keys and the format expected, not that
+    smolagents is the cause. The first step's error names the version found and what to install; nothing is
+    stored."""
     memory = ScopedMemory(HashingEncoder(16))
     agent = Agent([adapter.SAMStepCallback(memory, user_id="emp")])
-    old = {"tool_calls": [], "start_time": 0.0, "end_time": 1.0, "step": 1, "error": None, "duration": 1.0,
-           "model_output": "Thought: ...", "observations": "ok", "action_output": None}
+    other = {"tool_calls": [], "start_time": 0.0, "end_time": 1.0, "index": 1, "error": None, "duration": 1.0,
+             "model_output": "Thought: ...", "observations": "ok", "action_output": None}
     with pytest.raises(ValueError, match=r"smolagents 1\.26\.0 writes its Step with the keys tool_calls, start_time.*"
                                          r"pip install -U smolagents$"):
-        agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None}, old], reset=True)
+        agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None}, other], reset=True)
     assert memory.get_all(user_id="emp")["results"] == []
+
+
+def test_a_step_of_smolagents_1_8_to_1_18_is_stored(adapter):
+    """smolagents 1.8-1.18 number an ActionStep as "step" (1.19 renamed it "step_number"); the reader reads those
+    memories, so the callback stores such a step's observation as it does 1.26's."""
+    memory = ScopedMemory(HashingEncoder(16))
+    agent = Agent([adapter.SAMStepCallback(memory, user_id="emp")])
+    old = {"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_balance",
+                                                                          "arguments": {"employee": "emp-7"}}}],
+           "start_time": 0.0, "end_time": 1.0, "step": 1, "error": None, "duration": 1.0,
+           "model_output": "Thought: ...", "observations": "balance of emp-7: 12 days", "action_output": None}
+    agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None}, old], reset=True)
+    texts = [m["memory"] for m in memory.get_all(user_id="emp")["results"]]
+    assert any("balance of emp-7: 12 days" in t for t in texts), texts
 
 
 def test_the_core_package_never_imports_smolagents():

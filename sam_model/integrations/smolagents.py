@@ -161,11 +161,12 @@ class SAMStepCallback:
             read = self._reads.get(memory)
             if read is None or memory.steps is not read.steps:
                 read = self._reads[memory] = _Read(memory.steps)
-            if step_kind(read.dumped(step)) is None:  # an earlier 1.x wrote "step", "start_time", ...
+            if step_kind(read.dumped(step)) is None:  # keys no smolagents the reader knows writes
                 raise ValueError(f"SAMStepCallback: smolagents {getattr(smolagents, '__version__', '')} writes its "
                                  f"{type(step).__name__} with the keys {', '.join(list(read.dumped(step))[:8])}, which "
-                                 "the smolagents reader does not read (it reads smolagents 1.26's steps: an ActionStep "
-                                 "with step_number, tool_calls, observations): pip install -U smolagents")
+                                 "the smolagents reader does not read (it reads the steps of smolagents 1.8 to 1.26: an "
+                                 "ActionStep with step or step_number, tool_calls, observations): pip install -U "
+                                 "smolagents")
             if read.last is not None and read.last is not step and step_dict(read.last) != read.dumped(read.last):
                 log.warning("SAMStepCallback: a callback after it changed the step it read (%s %s): what it wrote is "
                             "not stored; give SAMStepCallback last in step_callbacks", type(read.last).__name__,
