@@ -86,3 +86,22 @@ def test_an_unknown_field_of_any_length_is_named_in_a_short_line(http):
     r = http.post("/v1/memories/search", headers=ACME, json={"query": "plan", "user_id": "farid", MARK * 3000: 1})
     assert r.status_code == 422 and len(r.content) < 400, r.text
     assert r.json()["detail"].startswith(f"{(MARK * 3000)[:57]}... is not a field of this call: leave it out"), r.text
+
+
+@pytest.mark.parametrize("raw, says", [
+    # bytes that are no UTF-8 (a client sending Latin-1): FastAPI's own 400 'There was an error parsing the body'
+    (f'{{"messages": "{MARK} caf\xe9", "user_id": "farid"}}'.encode("latin-1"),
+     "the request body is not UTF-8 (byte 0xe9 at position {at}): send JSON encoded as UTF-8"),
+    # nested past what Python's JSON reader takes (a RecursionError inside it)
+    (b'{"messages": "x", "user_id": "farid", "metadata": ' + b'[' * 100_000 + b']' * 100_000 + b'}',
+     "the request body nests objects or lists too deep to read: flatten it (metadata takes 32 levels at most)"),
+    # a number of more digits than Python turns into an int
+    (b'{"messages": "x", "user_id": "farid", "metadata": {"n": ' + b'9' * 5000 + b'}}',
+     "the request body holds a number of more than 4300 digits, which is read as no number: send it as a string"),
+])
+def test_a_body_that_cannot_be_read_is_a_422_saying_why(http, raw, says):
+    """Each was FastAPI's 400 'There was an error parsing the body', naming neither the problem nor what to do."""
+    r = http.post("/v1/memories", headers={**ACME, "Content-Type": "application/json"}, content=raw)
+    assert (r.status_code, r.json()) == (422, {"detail": says.format(at=raw.find(b"\xe9"))}), r.text
+    assert http.get("/v1/memories", headers=ACME, params={"user_id": "farid"}).json() == {"results": []}
+

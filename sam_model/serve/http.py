@@ -35,16 +35,26 @@ Writes go through the tenant's write-ahead log (sam_model.serve.tenants): a 2xx 
 """
 
 
+import json
+import sys
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from fastapi import BackgroundTasks, Depends, FastAPI, Header, Query, Request
+from fastapi import BackgroundTasks, Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from sam_model.io import SAMFileError
-from sam_model.limits import MAX_ADD_ITEMS, MAX_BODY_BYTES, MAX_K, MAX_TEXT_CHARS, check_scope
+from sam_model.limits import (
+    MAX_ADD_ITEMS,
+    MAX_BODY_BYTES,
+    MAX_K,
+    MAX_METADATA_DEPTH,
+    MAX_TEXT_CHARS,
+    check_scope,
+)
 from sam_model.memory.scopedinput import FIT_CHARS
 from sam_model.serve import invalid
 from sam_model.serve.scopes import FixedScopeError, refusal
@@ -198,6 +208,43 @@ def too_large(limit: int, size: str = "") -> str:
             f"first {FIT_CHARS:,} characters at most)")
 
 
+def read_body(body: bytes) -> Any:
+    """A request body's JSON, or an HTTPException (422) of one line saying what is wrong and what to do, where
+    FastAPI answered 'There was an error parsing the body' (400) for bytes that are no UTF-8, nesting past Python's
+    recursion limit and a number of more digits than Python reads. Broken JSON is left to FastAPI (its
+    JSONDecodeError is answered by :func:`sam_model.serve.invalid.refusal`, naming the character)."""
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError:
+        raise
+    except UnicodeDecodeError as err:
+        why = f"is not UTF-8 (byte {err.object[err.start]:#04x} at position {err.start}): send JSON encoded as UTF-8"
+    except RecursionError:
+        why = f"nests objects or lists too deep to read: flatten it (metadata takes {MAX_METADATA_DEPTH} levels at most)"
+    except ValueError as err:  # a number past Python's digits
+        why = (f"holds a number of more than {sys.get_int_max_str_digits()} digits, which is read as no number: send "
+               "it as a string" if "integer string conversion" in str(err) else f"is refused: {str(err)[:120]}")
+    raise HTTPException(422, f"the request body {why}") from None
+
+
+class _Request(Request):
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = read_body(await self.body())
+        return self._json
+
+
+class _Route(APIRoute):
+    """Every route reads its body by :func:`read_body`."""
+
+    def get_route_handler(self) -> Callable:
+        handler = super().get_route_handler()
+
+        async def reading(request: Request) -> Any:
+            return await handler(_Request(request.scope, request.receive))
+        return reading
+
+
 def _refused(err: Exception, status: int) -> JSONResponse:
     return JSONResponse({"detail": refusal(err)}, status_code=status)
 
@@ -228,6 +275,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
     /mcp (sam_model.serve.mcp). ``max_body``: the largest request body in bytes (BodyLimit; MCP's at /mcp too)."""
     app = FastAPI(title="sam-serve", summary="SAM memory, served: Mem0's API per user/agent/run, one tenant per key",
                   lifespan=lifespan)
+    app.router.route_class = _Route  # bodies read by read_body
     run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
 
     app.add_middleware(BodyLimit, limit=max_body)
