@@ -105,3 +105,16 @@ def test_a_body_that_cannot_be_read_is_a_422_saying_why(http, raw, says):
     assert (r.status_code, r.json()) == (422, {"detail": says.format(at=raw.find(b"\xe9"))}), r.text
     assert http.get("/v1/memories", headers=ACME, params={"user_id": "farid"}).json() == {"results": []}
 
+
+@pytest.mark.parametrize("raw, key", [
+    ('{"messages": "x", "user_id": "farid", "user_id": "bob"}', "user_id"),
+    ('{"messages": [{"role": "user", "content": "a", "role": "tool"}], "user_id": "farid"}', "role"),
+])
+def test_a_key_given_twice_in_a_body_is_refused_not_read_as_the_last(http, raw, key):
+    """Python's JSON reader kept the last of two values: '{"user_id": "farid", "user_id": "bob"}' stored the memory
+    as bob's, where a proxy or a log reading the first saw farid's (a query parameter given twice is refused too)."""
+    r = http.post("/v1/memories", headers={**ACME, "Content-Type": "application/json"}, content=raw.encode())
+    assert (r.status_code, r.json()) == (422, {"detail": f"the request body is refused: the key {key!r} is given twice "
+                                                         "in one object (keep one)"}), r.text
+    for user in ("farid", "bob"):
+        assert http.get("/v1/memories", headers=ACME, params={"user_id": user}).json() == {"results": []}

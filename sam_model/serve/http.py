@@ -46,7 +46,7 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from sam_model.io import SAMFileError
+from sam_model.io import SAMFileError, unique_keys
 from sam_model.limits import (
     MAX_ADD_ITEMS,
     MAX_BODY_BYTES,
@@ -211,17 +211,20 @@ def too_large(limit: int, size: str = "") -> str:
 def read_body(body: bytes) -> Any:
     """A request body's JSON, or an HTTPException (422) of one line saying what is wrong and what to do, where
     FastAPI answered 'There was an error parsing the body' (400) for bytes that are no UTF-8, nesting past Python's
-    recursion limit and a number of more digits than Python reads. Broken JSON is left to FastAPI (its
+    recursion limit, a number of more digits than Python reads, and a key given twice in one object (read as its
+    last value, silently, as a query parameter given twice was: ``once`` in create_app). Broken JSON is left to FastAPI (its
     JSONDecodeError is answered by :func:`sam_model.serve.invalid.refusal`, naming the character)."""
     try:
-        return json.loads(body)
+        # a key given twice is refused (unique_keys): Python's reader kept the last value, so {"user_id": "mia",
+        # "user_id": "bob"} wrote bob's memory where a proxy or a log reading the first saw mia's
+        return json.loads(body, object_pairs_hook=unique_keys)
     except json.JSONDecodeError:
         raise
     except UnicodeDecodeError as err:
         why = f"is not UTF-8 (byte {err.object[err.start]:#04x} at position {err.start}): send JSON encoded as UTF-8"
     except RecursionError:
         why = f"nests objects or lists too deep to read: flatten it (metadata takes {MAX_METADATA_DEPTH} levels at most)"
-    except ValueError as err:  # a number past Python's digits
+    except ValueError as err:  # a key given twice (unique_keys' line), or a number past Python's digits
         why = (f"holds a number of more than {sys.get_int_max_str_digits()} digits, which is read as no number: send "
                "it as a string" if "integer string conversion" in str(err) else f"is refused: {str(err)[:120]}")
     raise HTTPException(422, f"the request body {why}") from None
