@@ -267,3 +267,25 @@ def test_an_event_the_write_filter_drops_may_have_any_text():
     assert rules.observe(Event("e", 2, "user", "hi", State("p"))).id == "e#2"
     with pytest.raises(ValueError, match="must not be empty"):
         rules.observe(Event("e", 3, "user", " ", State("p")))
+
+
+@pytest.mark.parametrize("times, says", [
+    ([["mia#0", 5, None]], "times of 'mia#0' must be [created_at, updated_at], each an ISO 8601 time (a string)"),
+    ([["mia#0", "2026-12-07T00:00:00+00:00"]], "times entry 0 must be [memory id, created_at, updated_at]"),
+    ([7], "times entry 0 must be [memory id, created_at, updated_at]"),
+])
+def test_a_damaged_time_in_scoped_json_is_one_line_naming_it(tmp_path, times, says):
+    """A time that is no string loaded, and each later search filtering on created_at was refused as the caller's
+    mistake ('filters.created_at: cannot compare'), a get answered it as the memory's time; an entry of two values
+    was 'not enough values to unpack', naming no field."""
+    import json
+
+    from sam_model.memory import ScopedMemory
+
+    m = ScopedMemory(HashingEncoder(DIM))
+    m.add([{"role": "user", "content": "I'm mia, budget 500"}], user_id="mia")
+    m.save(tmp_path / "s")
+    f = tmp_path / "s" / "scoped.json"
+    f.write_text(json.dumps({**json.loads(f.read_text()), "times": times}))
+    with pytest.raises(SAMFileError, match=r"scoped\.json: unreadable memory \(" + re.escape(says)):
+        ScopedMemory.load(tmp_path / "s", HashingEncoder(DIM))

@@ -58,6 +58,20 @@ def _labels(kept: Any, episode: str) -> dict[int, tuple[int, ...]]:
     return {p[0]: tuple(p[1]) for p in kept}
 
 
+def _times(entries: Any) -> dict[Any, list]:
+    """scoped.json's ``times``, [[memory id, created_at, updated_at], ...], as memory id -> [created_at, updated_at].
+    A time that is no string was loaded and answered as the memory's, and every search filtering on it was refused
+    as the caller's mistake ('filters.created_at: cannot compare')."""
+    out: dict[Any, list] = {}
+    for n, e in enumerate(entries if isinstance(entries, list) else [entries]):
+        if not (isinstance(e, list) and len(e) == 3):
+            raise ValueError(f"times entry {n} must be [memory id, created_at, updated_at], got {json.dumps(e)[:60]}")
+        if not all(isinstance(t, str) for t in e[1:]):
+            raise ValueError(f"times of {e[0]!r} must be [created_at, updated_at], each an ISO 8601 time (a string)")
+        out[e[0]] = e[1:]
+    return out
+
+
 def _steps(kept: Any, where: str) -> list[int]:
     """A list of steps of scoped.json (``unknown``: an episode's decision points whose labels are not known)."""
     if not isinstance(kept, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in kept):
@@ -186,7 +200,7 @@ class ScopedFiles:
                 self._gone = {ep: live_responses.check_gone(g, f"gone of {ep!r}")  # saves before stop 62: none
                               for ep, g in d.get("gone", {}).items()}
                 self._dropped = dict.fromkeys(_dropped(d.get("dropped"), self))  # the deleted scopes' order
-                self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
+                self._times = _times(d.get("times", []))  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
                 for i, h in self._history.items():
                     if not all(isinstance(e, Mapping) for e in h):
