@@ -118,3 +118,25 @@ def test_a_key_given_twice_in_a_body_is_refused_not_read_as_the_last(http, raw, 
                                                          "in one object (keep one)"}), r.text
     for user in ("farid", "bob"):
         assert http.get("/v1/memories", headers=ACME, params={"user_id": user}).json() == {"results": []}
+
+
+def test_a_key_given_twice_in_an_mcp_call_over_http_is_refused_not_read_as_the_last(tmp_path):
+    """The MCP tools at /mcp read their JSON-RPC body by the SDK (pydantic), which kept the last of two values too:
+    remember(user_id="alice", user_id="bob") stored bob's memory."""
+    pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from test_isolation_keys import AS, JSON_RPC, client, open_tenants
+
+    tenants = open_tenants(tmp_path)
+    with client(tenants) as mcp_http:
+        raw = ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": '
+               '{"text": "x", "user_id": "alice", "user_id": "bob"}}}')
+        r = mcp_http.post("/mcp/", headers={**AS["admin"], **JSON_RPC, "Content-Type": "application/json"},
+                          content=raw.encode())
+        assert (r.status_code, r.json()) == (400, {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32700, "message": "Parse error: the key 'user_id' is given twice in one object (keep one)"}})
+        r = mcp_http.post("/mcp/", headers={**AS["admin"], **JSON_RPC}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": {
+                "text": "x", "user_id": "alice"}}})
+        assert r.status_code == 200 and not r.json()["result"]["isError"], r.text
+    assert [m["user_id"] for m in tenants.tenants["acme"].memory.get_all(all_scopes=True)["results"]] == ["alice"]
+    tenants.close()

@@ -184,20 +184,23 @@ class BodyLimit:
                 body += chunk
             if len(body) > self.limit:
                 return await self._refuse(scope, receive, send)
-        body = bytes(body)
-        replayed = False
-
-        async def replay() -> dict:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        return await self.app(scope, replay, send)
+        return await self.app(scope, _replaying(bytes(body), receive), send)
 
     async def _refuse(self, scope: dict, receive: Callable, send: Callable, size: str = "") -> None:
         await JSONResponse({"detail": too_large(self.limit, size)}, status_code=413)(scope, receive, send)
+
+
+def _replaying(body: bytes, receive: Callable) -> Callable:
+    """An ASGI ``receive`` handing on ``body``, read before the app, whole in one message (then ``receive``'s own)."""
+    replayed = False
+
+    async def replay() -> dict:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+    return replay
 
 
 def too_large(limit: int, size: str = "") -> str:
@@ -228,6 +231,47 @@ def read_body(body: bytes) -> Any:
         why = (f"holds a number of more than {sys.get_int_max_str_digits()} digits, which is read as no number: send "
                "it as a string" if "integer string conversion" in str(err) else f"is refused: {str(err)[:120]}")
     raise HTTPException(422, f"the request body {why}") from None
+
+
+class _UniqueKeys:
+    """The MCP app at /mcp, its JSON-RPC bodies refused where a key is given twice in one object: the SDK reads them
+    by pydantic, which kept the last value as Python's reader did (``remember(user_id="alice", user_id="bob")``
+    stored bob's memory). Answered as the SDK answers a body it cannot parse (400, JSON-RPC error -32700), naming
+    the key; any other problem of the body is left to the SDK."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        chunks, more = [], True  # BodyLimit hands the body in one message, read whole within its limit
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        try:
+            json.loads(body, object_pairs_hook=_unique)
+        except _TwiceError as err:
+            return await JSONResponse({"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32700, "message": f"Parse error: {err}"}}, status_code=400)(scope, receive, send)
+        except (ValueError, RecursionError):  # the SDK's to answer, as it does
+            pass
+        return await self.app(scope, _replaying(body, receive), send)
+
+
+class _TwiceError(ValueError):
+    """A key given twice in one JSON object (:func:`sam_model.io.unique_keys`' refusal)."""
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    try:
+        return unique_keys(pairs)
+    except ValueError as err:
+        raise _TwiceError(str(err)) from None
 
 
 class _Request(Request):
@@ -381,7 +425,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         return caller.tenant.memory.history(given(memory_id), **scoped(caller, query))
 
     if mcp_app is not None:
-        app.mount("/mcp", mcp_app)
+        app.mount("/mcp", _UniqueKeys(mcp_app))
     return app
 
 
