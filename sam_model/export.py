@@ -53,7 +53,16 @@ from transformers import PretrainedConfig
 from sam_model import card
 from sam_model.card import CARD
 from sam_model.checkpoint import held_beside, load_checkpoint, recorded_folder
-from sam_model.io import SAMFileError, atomic_dir, cli_name, json_type, read_json, reading, run_cli
+from sam_model.io import (
+    SAMFileError,
+    atomic_dir,
+    cli_name,
+    file_sha256,
+    json_type,
+    read_json,
+    reading,
+    run_cli,
+)
 from sam_model.models.bert import (
     EncoderConfigError,
     check_bert_folder,
@@ -281,15 +290,6 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
     if (folder / TRAINING_FILE).exists():  # what the model card tells about training; kept by re-saves
         net.training_info = read_json(folder / TRAINING_FILE, "training record (JSON)", "export again")
     return net.to(_device(device)).eval()
-
-
-def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file, read in 1 MiB blocks (an export's weights may be hundreds of MB)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_files(folder: Path, head_only: bool) -> list[str]:

@@ -51,7 +51,15 @@ except ImportError as exc:  # neither extra installed
     raise ImportError("sam_model needs FAISS: pip install 'sam_model[cpu]' (faiss-cpu), or on a CUDA 12 machine "
                       "'sam_model[gpu]' (faiss-gpu-cu12, instead of faiss-cpu: both ship the faiss module)") from exc
 
-from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading, safe_name
+from sam_model.io import (
+    SAMFileError,
+    atomic_dir,
+    atomic_write_text,
+    file_sha256,
+    read_format_json,
+    reading,
+    safe_name,
+)
 from sam_model.limits import check_int, check_k
 from sam_model.locking import locked, new_lock
 
@@ -553,10 +561,12 @@ class MemoryIndex:
 
     @staticmethod
     def write_snapshot(folder: Path, snap: tuple[dict, faiss.Index]) -> None:
-        """Write a :meth:`snapshot` into the (staging) folder ``folder``."""
+        """Write a :meth:`snapshot` into the (staging) folder ``folder``, with the FAISS file's SHA-256 in its
+        meta.json (``sha256``): bytes changed inside its vectors keep FAISS's framing, and such a file loaded, its
+        searches ranked by other vectors or NaN (:meth:`_read` checks it)."""
         meta, index = snap
         faiss.write_index(index, str(folder / meta["index_file"]))
-        atomic_write_text(folder / META_FILE, json.dumps(meta))
+        atomic_write_text(folder / META_FILE, json.dumps({**meta, "sha256": file_sha256(folder / meta["index_file"])}))
 
     @classmethod
     def load(cls, path: str | Path, expected_dim: int | None = None, device: str | None = None) -> MemoryIndex:
@@ -604,6 +614,14 @@ class MemoryIndex:
         if not index_path.is_file():
             raise SAMFileError(f"memory index file not found: {index_path} (named by {meta_path}); "
                                "rebuild the index")
+        digest = meta.get("sha256")  # None: saved before index files had their digest kept
+        if digest is not None and not (isinstance(digest, str) and len(digest) == 64):
+            raise SAMFileError(f"{meta_path}: field 'sha256' must be the index file's SHA-256 (64 hex digits), got "
+                               f"{json.dumps(digest)[:80]}; restore the folder from a backup, or rebuild the index")
+        if digest is not None and (got := file_sha256(index_path)) != digest:
+            raise SAMFileError(f"{index_path}: not the file this index saved (SHA-256 {got[:16]}..., {meta_path} says "
+                               f"{digest[:16]}...): it is damaged; restore the folder from a backup, or rebuild the "
+                               "index")
         try:
             index = faiss.read_index(str(index_path))
         except RuntimeError as err:

@@ -35,6 +35,7 @@ import argparse
 import contextlib
 import ctypes
 import errno
+import hashlib
 import json
 import logging
 import numbers
@@ -563,6 +564,15 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise ValueError(f"the key {k[:60]!r} is given twice in one object (keep one)")
             seen.add(k)
     return d
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, read in 1 MiB blocks (an export's weights, an index's vectors: hundreds of MB)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def json_type(value: Any) -> str:

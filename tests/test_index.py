@@ -292,7 +292,7 @@ def test_load_errors_name_the_file_and_say_rebuild(tmp_path):
     (folder / "meta.json").write_text("{not json")
     with pytest.raises(SAMFileError, match="unreadable MemoryIndex metadata"):
         MemoryIndex.load(folder)
-    _write_meta(folder, good)
+    _write_meta(folder, {k: v for k, v in good.items() if k != "sha256"})  # a save before the digest: FAISS reads it
     index_file = folder / good["index_file"]
     index_file.write_bytes(b"garbage" * 20)
     with pytest.raises(SAMFileError, match=rf"{good['index_file']}: corrupt .*rebuild"):
@@ -427,3 +427,28 @@ def test_a_damaged_meta_json_is_one_line_not_a_traceback_or_a_silent_load(tmp_pa
     (folder / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(SAMFileError, match=says):
         MemoryIndex.load(folder)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_faiss_file_damaged_inside_its_vectors_is_refused_not_loaded(tmp_path, kind):
+    """Bytes flipped inside the vectors of index-<token>.faiss (a disk, a copy, a hand) kept FAISS's framing, so the
+    index loaded with NaN or other vectors: its searches ranked by them, NaN scores that a served search could not
+    answer in JSON. The save records the file's SHA-256 in meta.json; a file that differs is refused naming it."""
+    ix, _, ids, _ = bank(kind, n=700)
+    folder = ix.save(tmp_path / "ix")
+    f = next(folder.glob("*.faiss"))
+    data = bytearray(f.read_bytes())
+    at = len(data) // 2
+    data[at:at + 64] = bytes(b ^ 0xFF for b in data[at:at + 64])
+    f.write_bytes(bytes(data))
+    with pytest.raises(SAMFileError, match=rf"{f.name}: not the file this index saved \(SHA-256 "):
+        MemoryIndex.load(folder)
+
+
+def test_an_index_saved_before_it_kept_its_files_digest_still_loads(tmp_path):
+    ix, _, ids, _ = bank("flat", n=50)
+    folder = ix.save(tmp_path / "ix")
+    meta = json.loads((folder / "meta.json").read_text())
+    meta.pop("sha256", None)
+    (folder / "meta.json").write_text(json.dumps(meta))
+    assert MemoryIndex.load(folder).ids() == ix.ids()
