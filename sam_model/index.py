@@ -55,6 +55,7 @@ from sam_model.io import (
     SAMFileError,
     atomic_dir,
     atomic_write_text,
+    check_digest,
     file_sha256,
     read_format_json,
     reading,
@@ -614,14 +615,8 @@ class MemoryIndex:
         if not index_path.is_file():
             raise SAMFileError(f"memory index file not found: {index_path} (named by {meta_path}); "
                                "rebuild the index")
-        digest = meta.get("sha256")  # None: saved before index files had their digest kept
-        if digest is not None and not (isinstance(digest, str) and len(digest) == 64):
-            raise SAMFileError(f"{meta_path}: field 'sha256' must be the index file's SHA-256 (64 hex digits), got "
-                               f"{json.dumps(digest)[:80]}; restore the folder from a backup, or rebuild the index")
-        if digest is not None and (got := file_sha256(index_path)) != digest:
-            raise SAMFileError(f"{index_path}: not the file this index saved (SHA-256 {got[:16]}..., {meta_path} says "
-                               f"{digest[:16]}...): it is damaged; restore the folder from a backup, or rebuild the "
-                               "index")
+        check_digest(index_path, meta.get("sha256"), meta_path, "sha256",
+                     "restore the folder from a backup, or rebuild the index")
         try:
             index = faiss.read_index(str(index_path))
         except RuntimeError as err:

@@ -575,6 +575,21 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def check_digest(path: Path, digest: Any, meta_path: Path, field: str, fix: str) -> None:
+    """Refuse (SAMFileError, one line naming the file and ``fix``) a saved file whose SHA-256 is not ``digest``, the
+    one its folder's ``meta_path`` recorded under ``field`` when it was saved (None: a save from before the record,
+    loaded unchecked). Bytes changed inside a file of vectors keep its format's framing: it loaded, its searches
+    ranked by other vectors or NaN."""
+    if digest is None:
+        return
+    if not (isinstance(digest, str) and len(digest) == 64):
+        raise SAMFileError(f"{meta_path}: field {field!r} must be {path.name}'s SHA-256 (64 hex digits), got "
+                           f"{json.dumps(digest)[:80]}; {fix}")
+    if (got := file_sha256(path)) != digest:
+        raise SAMFileError(f"{path}: not the file this index saved (SHA-256 {got[:16]}..., {meta_path} says "
+                           f"{digest[:16]}...): it is damaged; {fix}")
+
+
 def json_type(value: Any) -> str:
     """What ``value`` is in JSON's words, for a message about data that came from JSON (a log line, a transcript, a
     request, a saved file): ``null``, ``true``, ``false``, ``a number``, ``a string``, ``a list``, ``an object``.

@@ -197,3 +197,21 @@ def test_an_update_the_backend_refuses_keeps_the_old_version_on_every_backend(tm
         assert seen() == before and sorted(store.ids()) == sorted(ids) and len(store.index) == len(ids)
     store.update(record("module_3.py is shorter", 1))
     assert store.memory("e#1").text.endswith("module_3.py is shorter")
+
+
+def test_an_embedded_qdrant_save_whose_vectors_were_damaged_is_refused_not_loaded(tmp_path):
+    """points.npy with bytes changed inside its vectors kept numpy's header and shape, so the collection was rebuilt
+    from them: NaN or other vectors ranked its searches. The save records the file's SHA-256 in meta.json (as a
+    FAISS index's), and a file that differs is refused naming it; a save before it loads unchecked."""
+    store = MemoryStore(None, StoreConfig(provenance=False, index={"kind": "qdrant", "path": str(tmp_path / "q")}), DIM)
+    store.add(records(5, "e"), np.random.default_rng(5).standard_normal((5, DIM)).astype(np.float32), user_id="ana")
+    saved = store.save(tmp_path / "s")
+    points = next(saved.rglob("points.npy"))
+    good = points.read_bytes()
+    points.write_bytes(good[:-40] + bytes(b ^ 0xFF for b in good[-40:]))
+    with pytest.raises(SAMFileError, match=r"points\.npy: not the file this index saved \(SHA-256 "):
+        MemoryStore.load(saved)
+    points.write_bytes(good)
+    meta = points.parent / "meta.json"
+    meta.write_text(json.dumps({k: v for k, v in json.loads(meta.read_text()).items() if k != "points_sha256"}))
+    assert MemoryStore.load(saved).get_all(user_id="ana")

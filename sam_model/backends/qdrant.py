@@ -57,7 +57,15 @@ except ImportError as exc:
 from sam_model.backends.kinds import QDRANT, QDRANT_FORMAT
 from sam_model.backends.points import SCOPE_FIELDS, PointBook, all_or_nothing, point_id
 from sam_model.index import META_FILE
-from sam_model.io import NPY_LOCK, SAMFileError, atomic_write_text, read_format_json, reading
+from sam_model.io import (
+    NPY_LOCK,
+    SAMFileError,
+    atomic_write_text,
+    check_digest,
+    file_sha256,
+    read_format_json,
+    reading,
+)
 from sam_model.limits import check_int
 from sam_model.locking import locked, new_lock
 
@@ -351,6 +359,7 @@ class QdrantIndex(PointBook):
             with open(Path(folder) / POINTS_FILE, "wb") as f:
                 np.save(f, points[0], allow_pickle=False)
             atomic_write_text(Path(folder) / PAYLOADS_FILE, json.dumps(points[1]))
+            meta = {**meta, "points_sha256": file_sha256(Path(folder) / POINTS_FILE)}  # the load checks it
         atomic_write_text(Path(folder) / META_FILE, json.dumps(meta))
 
     @staticmethod
@@ -385,6 +394,9 @@ class QdrantIndex(PointBook):
             meta = read_format_json(meta_path, QDRANT_FORMAT, FORMAT_VERSION, "Qdrant index metadata",
                                     "save the store again")
             raw = cls._read_raw_points(Path(folder)) if (Path(folder) / POINTS_FILE).exists() else None
+            if isinstance(raw, tuple):  # vectors changed inside points.npy kept numpy's header: rebuilt from, NaN and all
+                check_digest(Path(folder) / POINTS_FILE, meta.get("points_sha256"), meta_path, "points_sha256",
+                             "save the store again, or rebuild it")
         fix = "save the store again, or rebuild it"
         dim, cfg, ids, episodes, (next_wseq,) = cls.read_meta(meta, meta_path, expected_dim, fix, ("next_wseq",))
         embedded = cfg.get("url") is None
