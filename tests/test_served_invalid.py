@@ -140,3 +140,22 @@ def test_a_key_given_twice_in_an_mcp_call_over_http_is_refused_not_read_as_the_l
         assert r.status_code == 200 and not r.json()["result"]["isError"], r.text
     assert [m["user_id"] for m in tenants.tenants["acme"].memory.get_all(all_scopes=True)["results"]] == ["alice"]
     tenants.close()
+
+
+@pytest.mark.parametrize("method, url, says", [
+    ("GET", "/v1/memories?user_id=Jos%E8", "query parameter user_id is not UTF-8 (byte 0xe8 at position 3)"),
+    ("DELETE", "/v1/memories?user_id=Jos%E8", "query parameter user_id is not UTF-8 (byte 0xe8 at position 3)"),
+    ("GET", "/v1/memories/Jos%E8%230", "the path is not UTF-8 (byte 0xe8 at position 16)"),
+    ("GET", "/v1/history/Jos%E8%230", "the path is not UTF-8 (byte 0xe8 at position 15)"),
+])
+def test_query_parameters_and_ids_that_are_no_utf8_are_refused_not_read_as_another_scope(http, method, url, says):
+    """Bytes of a query parameter or a path that are no UTF-8 were read with U+FFFD in their place, so every such
+    byte was one character: a Latin-1 client's ?user_id=Jos%E8 (Josè) listed and deleted the memories of the user
+    'Jos\\ufffd', as would Jos%E9 (José) or any other. Refused in one line naming the parameter and what to send."""
+    r = http.post("/v1/memories", headers=ACME, json={"messages": f"{MARK} of another user", "user_id": "Jos\ufffd"})
+    assert r.status_code == 200, r.text
+    r = http.request(method, url, headers=ACME)
+    assert (r.status_code, r.json()) == (422, {"detail": f"{says}: percent-encode the UTF-8 bytes of each character "
+                                                         "(é is %C3%A9)"}), r.text
+    assert [m["memory"] for m in http.get("/v1/memories", headers=ACME, params={"user_id": "Jos\ufffd"}).json()[
+        "results"]] == [f"{MARK} of another user"]

@@ -39,6 +39,7 @@ import json
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 from fastapi import BackgroundTasks, Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -352,6 +353,27 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         if twice := sorted({k for k in names if names.count(k) > 1}):
             raise ValueError(f"query parameter {twice[0]!r} given {names.count(twice[0])} times: give it once")
 
+    def utf8(request: Request) -> None:
+        """A query parameter or a path whose bytes are no UTF-8 is a 422: they were read with U+FFFD in place of each
+        such byte, so a Latin-1 client's ``?user_id=Jos%E8`` (Josè) reached the memories of the user 'Jos\ufffd', as
+        ``Jos%E9`` (José) or any other such name did: two users in one scope."""
+        fix = "percent-encode the UTF-8 bytes of each character (é is %C3%A9)"
+        raw = request.scope.get("query_string", b"").decode("latin-1")
+        for name, value in parse_qsl(raw, keep_blank_values=True, encoding="latin-1"):
+            try:
+                value.encode("latin-1").decode("utf-8")
+            except UnicodeDecodeError as err:
+                shown = name.encode("latin-1").decode("utf-8", "replace")[:60]
+                raise ValueError(f"query parameter {shown} is not UTF-8 (byte {err.object[err.start]:#04x} at "
+                                 f"position {err.start}): {fix}") from None
+        try:
+            unquote_to_bytes(request.scope.get("raw_path") or b"").decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ValueError(f"the path is not UTF-8 (byte {err.object[err.start]:#04x} at position {err.start}): "
+                             f"{fix}") from None
+
+    checked = [Depends(once), Depends(utf8)]  # every route taking query parameters or a memory id
+
     def write(tenant: Tenant, later: BackgroundTasks, op: str, args: dict[str, Any], field: str | None = None) -> Any:
         """A logged write, answered before its checkpoint (if due) is written: Starlette runs ``later``'s tasks
         after the response is sent (at 100k memories a checkpoint takes a few seconds)."""
@@ -380,7 +402,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
     def search_(body: SearchBody, caller: C) -> dict:
         return run_search(caller.tenant, **caller.within(body.model_dump()))
 
-    @app.get("/v1/memories", dependencies=[Depends(once)])
+    @app.get("/v1/memories", dependencies=checked)
     def get_all(caller: C, query: Annotated[ListQuery, Query()]) -> dict:
         return caller.tenant.memory.get_all(**caller.within(query.model_dump()))
 
@@ -398,7 +420,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
 
     Scopes = Annotated[ScopeQuery, Query()]
 
-    @app.get("/v1/memories/{memory_id:path}", dependencies=[Depends(once)])
+    @app.get("/v1/memories/{memory_id:path}", dependencies=checked)
     def get(memory_id: str, caller: C, query: Scopes) -> dict:
         where = scoped(caller, query)
         found = caller.tenant.memory.get(given(memory_id), **where)
@@ -407,20 +429,20 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
                 " within " + ", ".join(f"{n}={v!r}" for n, v in where.items()) if where else ""))
         return found
 
-    @app.put("/v1/memories/{memory_id:path}", dependencies=[Depends(once)])
+    @app.put("/v1/memories/{memory_id:path}", dependencies=checked)
     def update(memory_id: str, body: UpdateBody, caller: C, later: BackgroundTasks, query: Scopes) -> dict:
         return write(caller.tenant, later, "update", {"memory_id": given(memory_id), "data": body.data,
                                                       **scoped(caller, query)})
 
-    @app.delete("/v1/memories/{memory_id:path}", dependencies=[Depends(once)])
+    @app.delete("/v1/memories/{memory_id:path}", dependencies=checked)
     def delete(memory_id: str, caller: C, later: BackgroundTasks, query: Scopes) -> dict:
         return write(caller.tenant, later, "delete", {"memory_id": given(memory_id), **scoped(caller, query)})
 
-    @app.delete("/v1/memories", dependencies=[Depends(once)])
+    @app.delete("/v1/memories", dependencies=checked)
     def delete_all(later: BackgroundTasks, caller: C, query: Annotated[ScopeQuery, Query()]) -> dict:
         return write(caller.tenant, later, "delete_all", caller.within(query.model_dump()))
 
-    @app.get("/v1/history/{memory_id:path}", dependencies=[Depends(once)])
+    @app.get("/v1/history/{memory_id:path}", dependencies=checked)
     def history(memory_id: str, caller: C, query: Scopes) -> list:
         return caller.tenant.memory.history(given(memory_id), **scoped(caller, query))
 
