@@ -159,3 +159,24 @@ def test_query_parameters_and_ids_that_are_no_utf8_are_refused_not_read_as_anoth
                                                          "(é is %C3%A9)"}), r.text
     assert [m["memory"] for m in http.get("/v1/memories", headers=ACME, params={"user_id": "Jos\ufffd"}).json()[
         "results"]] == [f"{MARK} of another user"]
+
+
+def test_a_tool_calls_argument_no_json_number_holds_is_named_as_the_callers_field(http):
+    """A call's arguments (an object) holding 1e400, read as infinity, were refused by the store as 'add(...):0:
+    'state.constraints.x' must be a finite number', naming a field no caller sends; in-process NaN and infinity
+    alike. One line naming the message, the call and the argument, before anything is stored."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    raw = ('{"user_id": "farid", "messages": [{"role": "user", "content": "book it"}, {"role": "assistant", '
+           '"content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "book", '
+           '"arguments": {"seats": 2, "fare": {"max": 1e400}}}}]}]}')
+    r = http.post("/v1/memories", headers={**ACME, "Content-Type": "application/json"}, content=raw.encode())
+    assert (r.status_code, r.json()) == (422, {"detail": "messages[1]: tool call 0 ('book'), argument fare.max, is inf, "
+                                                         "which is no JSON number: send a finite number, or the "
+                                                         "number as a string"}), r.text
+    assert http.get("/v1/memories", headers=ACME, params={"user_id": "farid"}).json() == {"results": []}
+    memory = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(ValueError, match=r"^data\[0\]: tool call 0 \('book'\), argument seats\[1\], is nan, "):
+        memory.add([{"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "book", "arguments": {"seats": [1, float("nan")]}}}]}], user_id="farid")
+    assert memory.get_all(user_id="farid") == {"results": []}

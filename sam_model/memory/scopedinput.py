@@ -10,6 +10,7 @@ they read). README names ``sam_model.memory.scoped.unstored``, which resolves to
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,6 +39,26 @@ def _check_calls_size(calls: Sequence[ToolCall], where: str, advice: str) -> Non
     n = sum(len(call_leaves(c)) for c in calls)
     if n > MAX_CALL_ARGUMENTS:
         raise ValueError(f"{where}: its tool calls hold {n} argument values, more than {MAX_CALL_ARGUMENTS}; {advice}")
+
+
+def _check_numbers(message: Mapping[str, Any], where: str) -> None:
+    """Refuse a tool call whose arguments (an object) hold a number no JSON holds (NaN, infinity: 1e400 in a body):
+    the call's state takes its arguments, and the store refused the add as "add(...):0: 'state.constraints.x' must
+    be a finite number", naming a field no caller sends. Named by the message, the call and the argument."""
+    calls = message.get("tool_calls")
+    for k, call in enumerate(calls if isinstance(calls, list) else ()):
+        function = call.get("function") if isinstance(call, Mapping) else None
+        args = function.get("arguments") if isinstance(function, Mapping) else None
+        stack: list[tuple[Any, str]] = [(args, "")] if isinstance(args, (Mapping, list)) else []
+        while stack:
+            value, path = stack.pop()
+            if isinstance(value, Mapping):
+                stack += [(v, f"{path}.{key}" if path else str(key)) for key, v in reversed(value.items())]
+            elif isinstance(value, list):
+                stack += [(v, f"{path}[{n}]") for n, v in reversed(list(enumerate(value)))]
+            elif isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{where}: tool call {k} ({str(function.get('name'))[:60]!r}), argument {path[:80]}, "
+                                 f"is {value}, which is no JSON number: send a finite number, or the number as a string")
 
 
 HOLD_TEXT = "memories hold text"
@@ -194,6 +215,7 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
                          "is a memory); send them in several adds")
     for i, m in enumerate(items):
         where, content, role = name if one else wheres[i], m.get("content"), m.get("role")
+        _check_numbers(m, where)
         try:
             text = content_text(content, where)
         except SAMFileError as err:
