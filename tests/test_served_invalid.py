@@ -7,6 +7,9 @@ be a valid string", the branch of the type the body never took."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
@@ -179,4 +182,27 @@ def test_a_tool_calls_argument_no_json_number_holds_is_named_as_the_callers_fiel
     with pytest.raises(ValueError, match=r"^data\[0\]: tool call 0 \('book'\), argument seats\[1\], is nan, "):
         memory.add([{"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
             "name": "book", "arguments": {"seats": [1, float("nan")]}}}]}], user_id="farid")
+    assert memory.get_all(user_id="farid") == {"results": []}
+
+
+@pytest.mark.parametrize("event, says", [
+    ({"kind": 5, "text": "x"}, "field 'kind' must be a non-empty string"),
+    ({"kind": "user", "text": "x", "state": {"phase": "plan", "constraints": {"budget": float("inf")}}},
+     "'state.constraints.budget' must be a finite number, got inf"),
+    ({"kind": "user", "text": "x", "step": -1}, "field 'step' must be >= 0, got -1"),
+])
+def test_a_bad_agent_log_event_is_named_by_its_place_in_the_add(http, event, says):
+    """An event dict the event reader refused was named 'add(...):2: ...': ScopedMemory.add's name and the event's
+    count from 1, neither the HTTP field (messages[1]) nor the in-process argument (data[1])."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    events = [{"kind": "user", "text": f"{MARK} first"}, event]
+    r = http.post("/v1/memories", headers={**ACME, "Content-Type": "application/json"},
+                  content=json.dumps({"messages": events, "user_id": "farid"}).encode())
+    assert (r.status_code, r.json()) == (422, {"detail": f"messages[1]: {says}"}), r.text
+    assert MARK not in r.text and http.get("/v1/memories", headers=ACME, params={"user_id": "farid"}).json() == {
+        "results": []}
+    memory = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(ValueError, match=r"^" + re.escape(f"data[1]: {says}") + "$"):
+        memory.add(events, user_id="farid")
     assert memory.get_all(user_id="farid") == {"results": []}

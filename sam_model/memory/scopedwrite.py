@@ -23,7 +23,7 @@ import numpy as np
 from sam_model.data.chatmessages import policy_of
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.formats import autogen, codex_exec, gemini_cli, pydantic_ai
-from sam_model.data.schema import MAX_STEP, Event, State, parse_event
+from sam_model.data.schema import MAX_STEP, Event, LogFormatError, State, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError, json_type
@@ -231,7 +231,10 @@ class ScopedWrites:
             own.append(not isinstance(m, Mapping) or "step" in m)  # a dict without a step has none of its own
             m = _plain_step(m)
             if isinstance(m, Mapping) and "kind" in m:
-                m = parse_event({"episode_id": episode, "step": 0, **m}, "add(...)", i + 1)
+                try:  # named by its place in the add (data[1]: a served add's messages[1]), not "add(...):2"
+                    m = parse_event({"episode_id": episode, "step": 0, **m}, "data", i + 1)
+                except LogFormatError as err:
+                    raise ValueError(f"data[{i}]: {err.reason}") from None
             if not isinstance(m, Event):
                 raise TypeError(f"add(...) item {i}: give chat messages (dicts with 'role'), Events or event dicts "
                                 f"(with 'kind' and 'text'), not a mix; got {json_type(m)}"
