@@ -168,6 +168,24 @@ def autogen_messages() -> list[dict]:
             result("c2", "cancel", ERROR, True), words(DONE)]
 
 
+def llamaindex_messages() -> list[dict]:
+    """As a LlamaIndex FunctionAgent's memory saves the conversation, [m.model_dump() for m in memory.get_all()]
+    (llama-index-core 0.14, its OpenAI integration: each call a tool_call block and the SDK's copy in
+    additional_kwargs; a result a tool message naming the call's id), a thinking block before the first call."""
+    out = []
+    for m in openai_messages():
+        blocks = [{"block_type": "text", "text": m["content"]}] if m.get("content") else []
+        kwargs = {"tool_call_id": m["tool_call_id"]} if m["role"] == "tool" else {}
+        if m.get("tool_calls"):
+            blocks += [{"block_type": "tool_call", "tool_call_id": c["id"], "tool_name": c["function"]["name"],
+                        "tool_kwargs": c["function"]["arguments"]} for c in m["tool_calls"]]
+            kwargs = {"tool_calls": m["tool_calls"]}
+        out.append({"role": m["role"], "additional_kwargs": kwargs, "blocks": blocks})
+    out[2]["blocks"].insert(0, {"block_type": "thinking", "content": "Look the user up.", "num_tokens": None,
+                                "additional_information": {}})
+    return out
+
+
 def smolagents_steps() -> list[dict]:
     """As a smolagents ToolCallingAgent's memory dumps the conversation, two runs (run(HI), then run(YES,
     reset=False)): [agent.memory.system_prompt.dict(), *agent.memory.get_succinct_steps()], the policy the system
@@ -377,7 +395,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
              "bedrock": tmp_path / "bedrock.jsonl", "gemini": tmp_path / "gemini.jsonl",
              "openhands": tmp_path / "openhands.json", "openhands-v1": tmp_path / "openhands-v1.jsonl",
              "codex": tmp_path / "codex.jsonl", "pydantic-ai": tmp_path / "pydantic-ai.jsonl",
-             "autogen": tmp_path / "autogen.json", "smolagents": tmp_path / "smolagents.json"}
+             "autogen": tmp_path / "autogen.json", "smolagents": tmp_path / "smolagents.json",
+             "llamaindex": tmp_path / "llamaindex.json"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -395,6 +414,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files["autogen"].write_text(json.dumps({"type": "AssistantAgentState", "version": "1.0.0",  # save_state()
                                             "llm_context": {"messages": autogen_messages()}}, indent=2) + "\n")
     files["smolagents"].write_text(json.dumps(smolagents_steps(), indent=2) + "\n")  # json.dump(steps, f)
+    files["llamaindex"].write_text(json.dumps(llamaindex_messages(), indent=2) + "\n")  # memory.get_all()'s dumps
     files["swe-agent"].write_text(json.dumps(swe_agent_traj(swe_agent_history()), indent=2) + "\n")
     converse = bedrock_messages()  # the last Converse call logged: its request (with an id) and its response's output
     files["bedrock"].write_text(json.dumps({"id": "conv-1", "modelId": "anthropic.claude-sonnet-4",
@@ -435,8 +455,8 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
         report = ImportReport()
         events = list(iter_transcript_events(path, report=report))
         assert report.formats == {name: 1}, name
-        if name in ("swe-agent", "openhands", "openhands-v1", "autogen", "smolagents"):  # named by the instance
-            # (or session, or an AutoGen state's or smolagents memory's file): the episode
+        if name in ("swe-agent", "openhands", "openhands-v1", "autogen", "smolagents", "llamaindex"):  # named by
+            # the instance (or session, or an AutoGen state's, smolagents memory's or LlamaIndex history's file)
             assert {e["episode_id"] for e in events} == {name}
             events = [{**e, "episode_id": "conv-1"} for e in events]
         if name == "codex":  # named by the session's id (a UUID), as Codex names the rollout
@@ -477,9 +497,9 @@ def test_formats_are_told_from_the_messages():
                                 genai_messages(), langchain_messages(), swe_agent_history(), bedrock_messages(),
                                 gemini_contents(), snake_case(gemini_contents()), openhands_events(),
                                 openhands_v1_events(), pydantic_ai_messages(), autogen_messages(),
-                                smolagents_steps())] == [
+                                smolagents_steps(), llamaindex_messages())] == [
         "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini", "gemini",
-        "openhands", "openhands-v1", "pydantic-ai", "autogen", "smolagents"]
+        "openhands", "openhands-v1", "pydantic-ai", "autogen", "smolagents", "llamaindex"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
@@ -496,7 +516,7 @@ def test_formats_are_told_from_the_messages():
     ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY), ("gemini", gemini_contents, POLICY),
     ("openhands", openhands_events, ""), ("openhands-v1", openhands_v1_events, ""),
     ("pydantic-ai", pydantic_ai_messages, ""), ("autogen", autogen_messages, ""),
-    ("smolagents", smolagents_steps, "")])
+    ("smolagents", smolagents_steps, ""), ("llamaindex", llamaindex_messages, "")])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
@@ -513,6 +533,7 @@ def test_live_state_reads_every_format(name, messages, policy):
             "openhands": lambda m: m["tool_call_metadata"]["model_response"]["choices"][0]["message"]["tool_calls"][0],
             "openhands-v1": lambda m: m["tool_call"], "pydantic-ai": lambda m: m["parts"][0],
             "autogen": lambda m: m["content"][0], "smolagents": lambda m: m["model_output_message"]["tool_calls"][0],
+            "llamaindex": lambda m: m["additional_kwargs"]["tool_calls"][0],
             }[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
@@ -538,6 +559,9 @@ NO_TOOLS = {
         "step_number": 1, "tool_calls": [{"id": "a1", "type": "function", "function": {
             "name": "final_answer", "arguments": {"answer": "hello"}}}], "model_output": None, "observations": "hello",
         "error": None, "is_final_answer": True}]},
+    "llamaindex": {"id": "a", "messages": [{"role": "user", "additional_kwargs": {}, "blocks": [
+        {"block_type": "text", "text": "hi"}]}, {"role": "assistant", "additional_kwargs": {}, "blocks": [
+            {"block_type": "text", "text": "hello"}]}]},
 }
 
 

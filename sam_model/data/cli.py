@@ -24,7 +24,8 @@ COMMANDS = {"validate": "check agent logs and print their statistics (FILE:LINE:
                            "folders, Codex CLI rollouts or ~/.codex/sessions, Claude Code session files or their "
                            "project folder, the headless stdout of claude -p --output-format stream-json or codex "
                            "exec --json, Gemini CLI session files or their chats folder, Pydantic AI message "
-                           "histories, AutoGen saved states or run messages, Hugging Face smolagents memory steps or messages) "
+                           "histories, AutoGen saved states or run messages, Hugging Face smolagents memory steps or messages, LlamaIndex chat "
+                           "histories) "
                            "into an agent log",
             "formats": "list the log formats `transcripts` reads, with what a file of each holds",
             "sgd": "convert an SGD split folder into an agent log",

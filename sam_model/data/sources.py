@@ -587,8 +587,8 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
             f"{p} is a folder with neither SGD dialogues_*.json[.gz] files in it nor SWE-agent .traj[.gz] files under "
             "it nor session stores (Strands Agents' message_<N>.json, OpenHands' events/<N>.json) nor OpenHands V1 "
             "conversations (events/event-NNNNN-ID.json) nor Codex rollouts (rollout-*.jsonl) nor Claude Code session "
-            "files (.jsonl) nor OTLP JSON files (OpenTelemetry spans) nor Pydantic AI histories or smolagents "
-            "memories (.json) under it nor OpenHands .json trajectories or AutoGen saved states in it; "
+            "files (.jsonl) nor OTLP JSON files (OpenTelemetry spans) nor Pydantic AI histories, smolagents "
+            "memories or LlamaIndex chat histories (.json) under it nor OpenHands .json trajectories or AutoGen saved states in it; "
             "give an agent log, a transcript file, an "
             "SGD split folder, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder"))

@@ -27,6 +27,7 @@ from sam_model.data.formats import (
     gemini,
     gemini_cli,
     langchain_messages,
+    llamaindex,
     mini_swe_agent,
     openhands,
     openhands_v1,
@@ -131,6 +132,11 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            'folder of them; or a .jsonl of {"id", "system_prompt"?, "steps"} lines, or of {"id", "messages": '
            '[m.dict() for m in agent.write_memory_to_messages()]} lines',
            smolagents.to_chat, smolagents.sniff),
+    Format("llamaindex", "LlamaIndex chat history (llama-index-core ChatMessage.model_dump(): text and tool_call "
+           "blocks, tool messages naming additional_kwargs.tool_call_id; FunctionAgent / AgentWorkflow memory)",
+           'one conversation a .json file holding [m.model_dump() for m in memory.get_all()], or a folder of them; '
+           'or a .jsonl of {"id", "messages": [m.model_dump() for m in memory.get_all()]} lines',
+           llamaindex.to_chat, llamaindex.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
@@ -146,9 +152,10 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # role no other's has, and its v2 Responses-model runs hold function_call_output items, which responses' sniff would take;
 # a Pydantic AI message has no role and a kind request or response beside its parts; an AutoGen message no role and a
 # type that names its class (UserMessage, ...), which no other format's type is; a smolagents step no role and its
-# dataclass's keys (step_number with observations, task), its messages the roles tool-call / tool-response
+# dataclass's keys (step_number with observations, task), its messages the roles tool-call / tool-response; a
+# LlamaIndex message a role beside additional_kwargs, which no other format's message with a role has
 _SNIFF_ORDER = ("claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "mini-swe-agent",
-                "pydantic-ai", "autogen", "smolagents", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
+                "pydantic-ai", "autogen", "smolagents", "llamaindex", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -202,7 +209,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("AutoGen messages with FunctionCalls or their results (AssistantMessage, FunctionExecutionResultMessage, "
            "ToolCallRequestEvent, ToolCallExecutionEvent)", "autogen"),
           ("smolagents steps or messages with tool calls (ActionStep tool_calls or code_action, tool-call)",
-           "smolagents"))
+           "smolagents"),
+          ("LlamaIndex messages with tool_call blocks or tool_call_ids (ChatMessage.model_dump())", "llamaindex"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -266,6 +274,10 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
         if (smolagents.step_kind(m) == "action" and (m.get("tool_calls") or m.get("code_action"))) or m.get(
                 "role") == "tool-call":
             found.add(24)
+        if llamaindex.is_message(m) and (isinstance(m["additional_kwargs"].get("tool_calls"), list) or any(
+                isinstance(b, Mapping) and b.get("block_type") == "tool_call" for b in (m["blocks"] if isinstance(m.get("blocks"), list) else []))
+                or "tool_call_id" in m["additional_kwargs"]):
+            found.add(25)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]

@@ -50,6 +50,7 @@ from sam_model.data.formats import (
     detect,
     gemini,
     gemini_cli,
+    llamaindex,
     mini_swe_agent,
     openhands,
     openhands_tree,
@@ -142,9 +143,18 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     told = set(histories)  # a list looked through for each file of the folder was quadratic in a folder of histories
     memories = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and q not in told
                       and _holds_list(q, STEPS_HEAD) and _first_is(q, smolagents.is_steps))
-    held = {*told, *memories}
+    # a LlamaIndex chat history ([m.model_dump() for m in memory.get_all()]) likewise (a folder of them was read as
+    # OpenHands trajectories, each refused as no event)
+    chats = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and q not in told and q not in memories
+                   and _holds_list(q, CHAT_HEAD) and _first_is(q, llamaindex.is_history))
+    # a workflow Context (ctx.to_dict()) holds no messages: beside histories no run, alone refused as holding none
+    # (it was read as an OpenHands trajectory, "not an OpenHands trajectory")
+    contexts = [q for q in folder.rglob("*.json*") if unnamed(q) and not _holds_list(q)
+                and _first_is(q, llamaindex.is_context)]
+    chats = chats or contexts
+    held = {*told, *memories, *chats, *contexts}
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
-    kinds["pydantic-ai"], kinds["smolagents"] = histories, memories
+    kinds["pydantic-ai"], kinds["smolagents"], kinds["llamaindex"] = histories, memories, chats
     saved = [q for q in loose if not _holds_list(q) and _first_is(q, autogen.is_state)]  # save_state(), one a file
     configs = [q for q in loose if saved and not _holds_list(q) and _first_is(q, autogen.is_config)]  # their policy
     loose = [q for q in loose if q not in saved and q not in configs]
@@ -277,6 +287,8 @@ def _first_is(q: Path, test: Callable[[Any], bool], bad: bool = False) -> bool:
 HISTORY_HEAD = re.compile(rb'\[\s*\{\s*"(parts|kind"\s*:\s*"(request|response))"')
 # how a smolagents memory's dump opens (step.dict()'s first key: a SystemPromptStep, a TaskStep or an ActionStep)
 STEPS_HEAD = re.compile(rb'\[\s*\{\s*"(system_prompt|task|step_number|role)"\s*:')  # or its ChatMessages' role
+# how a LlamaIndex history opens (ChatMessage.model_dump()'s first key, role; a hand-made dict's any of its three)
+CHAT_HEAD = re.compile(rb'\[\s*\{\s*"(role|additional_kwargs|blocks|content)"\s*:')
 
 
 def _holds_list(q: Path, opening: re.Pattern[bytes] | None = None) -> bool:
@@ -437,6 +449,9 @@ def conversations(path: str | Path, format: str | None = None,
     if not head:
         return
     first = head[-1]
+    if format in (None, "llamaindex") and llamaindex.is_context(first[0]):  # was "expected a tau-bench trajectory"
+        yield TranscriptFormatError(first[1], llamaindex.CONTEXT)
+        return
     if format in (None, "gemini-cli") and _whole(p) and (hint := gemini_cli.not_a_session(p, first[0])):
         yield TranscriptFormatError(first[1], hint)
         return
@@ -490,6 +505,9 @@ def conversations(path: str | Path, format: str | None = None,
         doc, where = first
         name = _stem(p).removesuffix(".json")
         yield from _unique(iter([Conversation(episode_id_of(name), doc, where, episode_id_of(name), "smolagents")]), seen)
+        return
+    if _whole(p) and format in (None, "llamaindex") and llamaindex.is_history(first[0]):  # memory.get_all()'s dumps
+        yield from _unique(iter([_history(p, [*head, *docs], _stem(p).removesuffix(".json"), "llamaindex")]), seen)
         return
     if _whole(p) and format in (None, "autogen") and autogen.is_state(first[0]):  # await agent.save_state()
         yield from _unique(_saved(p, [*head, *docs], _stem(p).removesuffix(".json")), seen)
@@ -548,14 +566,17 @@ def conversations(path: str | Path, format: str | None = None,
                         loops)
 
 
-def _history(p: Path, docs: list[tuple[Any, str]], name: str) -> Item:
-    """One conversation's Pydantic AI history, the one document of a ``.json`` file (``all_messages_json()``),
-    named by the file (a name of its path in the folder read): a ``.json`` list was read as conversations, each
-    message refused as one ("expected ... a conversation {"id": ..., "messages": [...]}")."""
+def _history(p: Path, docs: list[tuple[Any, str]], name: str, fmt: str = "pydantic-ai") -> Item:
+    """One conversation's Pydantic AI history, the one document of a ``.json`` file (``all_messages_json()``; or
+    ``fmt``'s: a LlamaIndex memory's messages), named by the file (a name of its path in the folder read): a
+    ``.json`` list was read as conversations, each message refused as one ("expected ... a conversation {"id": ...,
+    "messages": [...]}")."""
     doc, where = docs[0]
     if isinstance(doc, TranscriptFormatError):
         return doc
-    return Conversation(episode_id_of(name), doc, where, episode_id_of(name), "pydantic-ai")
+    if fmt == "llamaindex" and llamaindex.is_context(doc):
+        return TranscriptFormatError(where, llamaindex.CONTEXT)
+    return Conversation(episode_id_of(name), doc, where, episode_id_of(name), fmt)
 
 
 def _saved(p: Path, docs: list[tuple[Any, str]], name: str,
@@ -696,7 +717,8 @@ def document_format(doc: Any) -> str | None:
                       ("claude-code", claude_code.is_entry), ("claude-code", claude_stream.is_message),
                       ("gemini-cli", gemini_cli.is_header),
                       ("codex-exec", codex_exec.is_event), ("pydantic-ai", pydantic_ai.is_history),
-                      ("autogen", autogen.is_state), ("smolagents", smolagents.is_steps)):
+                      ("autogen", autogen.is_state), ("smolagents", smolagents.is_steps),
+                      ("llamaindex", llamaindex.is_history)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
@@ -730,8 +752,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             f"{folder} is a folder without SWE-agent .traj files, mini-swe-agent .traj.json files, session stores "
             "(Strands Agents, OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json), Codex rollouts "
             "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl), OTLP JSON files (an OpenTelemetry "
-            "collector's file exporter), OpenHands .json trajectories, AutoGen saved states, smolagents memories or "
-            "Pydantic AI histories (.json, one a conversation); give "
+            "collector's file exporter), OpenHands .json trajectories, AutoGen saved states, smolagents memories, "
+            "LlamaIndex chat histories or Pydantic AI histories (.json, one a conversation); give "
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
     _check_forced(folder, found, format)
@@ -760,10 +782,10 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                     on_file(q)
         elif kind == "otel":  # every file's spans together: a conversation's spans spread over rotated files
             yield from _unique(_otel_folder(folder, paths, on_file), seen)
-        elif kind == "pydantic-ai":  # a conversation's history a file, named by its path in the folder
+        elif kind in ("pydantic-ai", "llamaindex"):  # a conversation's history a file, named by its path in the folder
             for q in paths:
                 name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(".json")
-                yield from _unique(iter([_history(q, list(documents(q)), name)]), seen)
+                yield from _unique(iter([_history(q, list(documents(q)), name, kind)]), seen)
                 if on_file is not None:
                     on_file(q)
         elif kind == "smolagents":  # a memory's steps a file, named by its path in the folder
@@ -810,7 +832,8 @@ _HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
          "openhands": ("OpenHands trajectory file{s} (.json)", ("openhands", openhands.V1)),
          "pydantic-ai": ("Pydantic AI message history file{s} (.json)", ("pydantic-ai",)),
          "autogen": ("AutoGen saved state file{s} (.json)", ("autogen",)),
-         "smolagents": ("smolagents memory file{s} (.json)", ("smolagents",))}
+         "smolagents": ("smolagents memory file{s} (.json)", ("smolagents",)),
+         "llamaindex": ("LlamaIndex chat history file{s} (.json)", ("llamaindex",))}
 
 
 def _held(found: dict[str, list[Path]]) -> dict[str, set[Path]]:
@@ -1146,7 +1169,7 @@ def is_transcript_file(path: str | Path) -> bool:
                 or mini_swe_agent.is_trajectory(first)
                 or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc)
                 or gemini_cli.is_header(doc) or headless or pydantic_ai.is_history(doc)
-                or autogen.is_state(doc) or smolagents.is_steps(doc))
+                or autogen.is_state(doc) or smolagents.is_steps(doc) or llamaindex.is_history(doc))
     except SAMFileError:
         return False
     return False

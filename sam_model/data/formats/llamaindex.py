@@ -1,0 +1,115 @@
+"""LlamaIndex chat history: ``ChatMessage.model_dump()`` of an agent's memory (llama-index-core 0.12 and later).
+
+A LlamaIndex agent (``FunctionAgent``, ``AgentWorkflow``) keeps its conversation in a ``Memory``; what a program saves
+is ``[m.model_dump() for m in memory.get_all()]``. (``ctx.to_dict()`` of the workflow's Context holds no messages in
+llama-index-core 0.14: it skips the memory as unserializable.) Each message is ``{"role", "additional_kwargs",
+"blocks"}``: the words are its ``text`` blocks (``ChatMessage.content`` joins them with a newline), a tool call a
+``tool_call`` block ``{"tool_call_id", "tool_name", "tool_kwargs"}`` (the arguments an object, or the model's JSON
+text), and a tool's result a ``tool`` message naming the call in ``additional_kwargs.tool_call_id``. The OpenAI
+integration writes each call twice, as a block and as the SDK's ``tool_calls`` in ``additional_kwargs`` (``{"id",
+"function": {"name", "arguments"}}``): the blocks are read, the copy only where a message has no call blocks (an
+integration, or a version before 0.14, that wrote only it; a version before 0.12 wrote ``content`` and no blocks).
+Gemini's ``model`` and Cohere's ``chatbot`` are the assistant. Other blocks (``thinking``, images, audio, documents)
+are counted, not read. One code path: the messages become OpenAI chat messages, read by :mod:`.chat`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from sam_model.data.formats import chat
+from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each
+from sam_model.io import json_type
+
+CONTEXT = ("a LlamaIndex workflow Context (ctx.to_dict()), which holds no chat messages to read (llama-index-core "
+           "leaves the agent's memory out of it); save the memory's messages after each run instead, json.dump([m."
+           "model_dump() for m in memory.get_all()], f), a .json a conversation (sam-data formats: llamaindex)")
+ASSISTANTS = ("model", "chatbot")  # MessageRole.MODEL (Gemini), MessageRole.CHATBOT (Cohere): the assistant
+
+
+def is_message(m: Any) -> bool:
+    """A ``ChatMessage.model_dump()``: a role beside ``additional_kwargs`` and its ``blocks`` (or, before 0.12, its
+    ``content``); no other format's message holds ``additional_kwargs`` beside a ``role`` (LangChain's has a type)."""
+    return isinstance(m, Mapping) and "role" in m and isinstance(m.get("additional_kwargs"), Mapping) and (
+        isinstance(m.get("blocks"), list) or "content" in m)
+
+
+def sniff(messages: list[Any]) -> bool:
+    return any(is_message(m) for m in messages)
+
+
+def is_history(doc: Any) -> bool:
+    """One conversation's saved history (a ``.json`` of ``[m.model_dump() for m in memory.get_all()]``): a list of
+    LlamaIndex messages and nothing else (a list of conversations was taken for it otherwise)."""
+    return isinstance(doc, list) and bool(doc) and all(is_message(m) for m in doc)
+
+
+def is_context(doc: Any) -> bool:
+    """A workflow Context's ``ctx.to_dict()``: ``is_running`` beside its ``state`` (llama-index-workflows 2.x) or its
+    ``globals`` (before); it was refused as "expected a tau-bench trajectory", or in a folder as no OpenHands one."""
+    return isinstance(doc, Mapping) and "is_running" in doc and isinstance(doc.get("state", doc.get("globals")),
+                                                                            Mapping)
+
+
+def _blocks(m: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
+    blocks = m.get("blocks")
+    if blocks is None:
+        return [{"block_type": "text", "text": m["content"]}] if isinstance(m.get("content"), str) else []
+    if not isinstance(blocks, list):
+        raise TranscriptFormatError(where, f"'blocks' is {json_type(blocks)}, expected a list of content blocks")
+    for j, b in enumerate(blocks):
+        if not isinstance(b, Mapping) or not isinstance(b.get("block_type"), str):
+            raise TranscriptFormatError(f"{where}, block {j}", "a content block must be an object with a "
+                                                                "'block_type' (text, tool_call, image, ...)")
+    return blocks
+
+
+def _kwargs_calls(kwargs: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    """``additional_kwargs.tool_calls`` as OpenAI calls: the SDK's (``{"id", "function"}``) or a ``ToolSelection``'s
+    dump (``{"tool_id", "tool_name", "tool_kwargs"}``)."""
+    calls = kwargs.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise TranscriptFormatError(where, f"additional_kwargs.tool_calls is {json_type(calls)}, expected a list")
+    out = []
+    for j, c in enumerate(calls):
+        w = f"{where}, additional_kwargs.tool_calls {j}"
+        if isinstance(c, Mapping) and isinstance(c.get("function"), Mapping):
+            out.append(chat_call(c.get("id"), c["function"].get("name"), c["function"].get("arguments"), w))
+        elif isinstance(c, Mapping) and "tool_name" in c:
+            out.append(chat_call(c.get("tool_id"), c["tool_name"], c.get("tool_kwargs"), w))
+        else:
+            raise TranscriptFormatError(w, "a tool call must be {\"id\", \"function\": {\"name\", \"arguments\"}} "
+                                           "or {\"tool_id\", \"tool_name\", \"tool_kwargs\"}")
+    return out
+
+
+def to_chat(messages: list[Any], where: str) -> Chat:
+    out, ignored = [], Counter()
+    for _, m, w in each(messages, where):
+        blocks = _blocks(m, w)
+        if not isinstance(m.get("additional_kwargs", {}), Mapping):
+            raise TranscriptFormatError(w, f"'additional_kwargs' is {json_type(m['additional_kwargs'])}, expected "
+                                           "an object")
+        kwargs = m.get("additional_kwargs") or {}
+        texts = [b.get("text") for b in blocks if b["block_type"] == "text"]
+        if any(not isinstance(t, str) for t in texts):
+            raise TranscriptFormatError(w, "a text block without a 'text' string")
+        calls = [chat_call(b.get("tool_call_id"), b.get("tool_name"), b.get("tool_kwargs"), f"{w}, block {j}")
+                 for j, b in enumerate(blocks) if b["block_type"] == "tool_call"]
+        ignored.update(f"{b['block_type']} blocks" for b in blocks if b["block_type"] not in ("text", "tool_call"))
+        role = "assistant" if m.get("role") in ASSISTANTS else m.get("role")
+        message: dict[str, Any] = {"role": role, "content": "\n".join(texts) if texts else None}
+        if role == "assistant" and (calls or (calls := _kwargs_calls(kwargs, w))):
+            message["tool_calls"] = calls
+        if role == "tool":
+            if kwargs.get("tool_call_id") is not None:
+                message["tool_call_id"] = str(kwargs["tool_call_id"])
+            if isinstance(kwargs.get("name"), str):
+                message["name"] = kwargs["name"]
+        out.append(message)
+    read = chat.to_chat(out, where)
+    read.ignored.update(ignored)
+    return read
+

@@ -1,0 +1,96 @@
+"""What a walkthrough of the README as a LlamaIndex team found (a pharmacy's prescription-refill desk,
+tests/llamaindex_refills.py): the memory's saved messages were read by no reader, and a saved workflow Context was
+refused as no tau-bench trajectory."""
+
+from __future__ import annotations
+
+import json
+
+from llamaindex_refills import conversations
+
+from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
+
+# what ctx.to_dict() of a FunctionAgent's Context holds after a run (llama-index-core 0.14.25, trimmed): no messages
+CONTEXT = {"version": 2, "state": {"store_type": "in_memory", "state_type": "DictState", "state_data": {"_data": {
+    "max_iterations": "20", "num_tool_calls": "2", "user_msg_str": "\"I'm Ruiz, refill please\"", "scratchpad": "[]"}}},
+    "is_running": False, "workers": {}, "stream_seq": 0, "work_item_seq": 16, "deliveries": [], "streams": {}}
+
+
+def calls_of(messages: list[dict]) -> list[str]:
+    return [b["tool_name"] for m in messages for b in m["blocks"] if b["block_type"] == "tool_call"]
+
+
+def events_of(path, **kw) -> list[dict]:
+    return list(iter_transcript_events(path, **kw))
+
+
+def test_a_folder_of_saved_histories_converts_each_call_once(tmp_path):
+    """json.dump([m.model_dump() for m in memory.get_all()], f), a .json a conversation: a folder of them was read as
+    OpenHands trajectories ('an event must be an object with action or observation'), one file as a list of
+    conversations ('expected ... a conversation {"id": ..., "messages": [...]}'). Each call is read from its block,
+    not again from the OpenAI SDK's copy in additional_kwargs."""
+    convs = conversations(3, 0)
+    for cid, messages in convs:
+        (tmp_path / f"{cid}.json").write_text(json.dumps(messages, indent=1))
+    report = ImportReport()
+    events = events_of(tmp_path, report=report)
+    assert report.formats == {"llamaindex": 3}
+    for cid, messages in convs:
+        mine = [e for e in events if e["episode_id"] == cid]
+        assert [e["text"].split("(")[0].removeprefix("CALL ") for e in mine if e["kind"] == "action"] == \
+            calls_of(messages)
+        assert [e["text"] for e in mine if e["kind"] == "user"] == [
+            m["blocks"][0]["text"] for m in messages if m["role"] == "user"]
+    assert sum("useful_memory_steps" in e for e in events) > 0
+    one = tmp_path / f"{convs[0][0]}.json"
+    assert events_of(one) == [e for e in events if e["episode_id"] == convs[0][0]]
+    lines = tmp_path / "lines.jsonl"  # the {"id", "messages"} line of the same conversation
+    lines.write_text(json.dumps({"id": convs[0][0], "messages": convs[0][1]}) + "\n")
+    assert [{k: v for k, v in e.items() if k != "meta"} for e in events_of(lines)] == \
+        [{k: v for k, v in e.items() if k != "meta"} for e in events_of(one)]
+
+
+def test_the_sdk_copy_alone_older_content_and_gemini_model_role_read_alike(tmp_path):
+    """An integration (or a version) writing a call only as additional_kwargs.tool_calls, a message's words as
+    'content' (before 0.12), and Gemini's 'model' role: read as the blocks are. Other blocks are counted."""
+    cid, messages = conversations(1, 0)[0]
+    older = []
+    for m in messages:
+        text = "\n".join(b["text"] for b in m["blocks"] if b["block_type"] == "text") or None
+        older.append({"role": "model" if m["role"] == "assistant" else m["role"], "content": text,
+                      "additional_kwargs": m["additional_kwargs"]})
+    older[1]["additional_kwargs"] = {"tool_calls": [{"tool_id": c["id"], "tool_name": c["function"]["name"],
+                                                     "tool_kwargs": json.loads(c["function"]["arguments"])}
+                                                    for c in older[1]["additional_kwargs"]["tool_calls"]]}
+    thinking = [dict(m) for m in messages]
+    thinking[1] = {**thinking[1], "blocks": [{"block_type": "thinking", "content": "look them up"},
+                                             *thinking[1]["blocks"]]}
+    (tmp_path / "a.json").write_text(json.dumps(messages))
+    (tmp_path / "b.json").write_text(json.dumps(older))
+    (tmp_path / "c.json").write_text(json.dumps(thinking))
+    report = ImportReport()
+    want = events_of(tmp_path / "a.json")
+    assert events_of(tmp_path / "b.json", report=report) == [{**e, "episode_id": "b"} for e in want]
+    assert report.formats == {"llamaindex": 1}
+    report = ImportReport()
+    assert events_of(tmp_path / "c.json", report=report) == [{**e, "episode_id": "c"} for e in want]
+    assert report.ignored == {"thinking blocks": 1}
+
+
+def test_a_saved_context_is_refused_saying_what_to_save(tmp_path, capsys):
+    """ctx.to_dict() holds no messages (llama-index-core skips the memory): it was 'expected a tau-bench trajectory',
+    in a folder 'not an OpenHands trajectory'. Beside saved histories it is no run."""
+    ctx = tmp_path / "ctx.json"
+    ctx.write_text(json.dumps(CONTEXT))
+    assert main([str(ctx), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "a LlamaIndex workflow Context (ctx.to_dict()), which holds no chat messages" in err, err
+    assert "[m.model_dump() for m in memory.get_all()]" in err and err.count("\n") == 1
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "ctx-1.json").write_text(json.dumps(CONTEXT))
+    assert main([str(runs), str(tmp_path / "o.jsonl")]) == 1
+    assert "ctx-1.json: a LlamaIndex workflow Context" in capsys.readouterr().err
+    cid, messages = conversations(1, 0)[0]
+    (runs / "chat-1.json").write_text(json.dumps(messages))
+    assert {e["episode_id"] for e in events_of(runs)} == {"chat-1"}
