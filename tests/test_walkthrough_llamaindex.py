@@ -1,14 +1,17 @@
 """What a walkthrough of the README as a LlamaIndex team found (a pharmacy's prescription-refill desk,
-tests/llamaindex_refills.py): the memory's saved messages were read by no reader, and a saved workflow Context was
-refused as no tau-bench trajectory."""
+tests/llamaindex_refills.py): the memory's saved messages were read by no reader, a saved workflow Context was refused
+as no tau-bench trajectory, the memory added whole after each run stored the earlier runs again, and LlamaIndex's own
+call shapes searched by flagged nothing."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
 from llamaindex_refills import conversations
 
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
+from sam_model.memory import HashingEncoder, ScopedMemory
 
 # what ctx.to_dict() of a FunctionAgent's Context holds after a run (llama-index-core 0.14.25, trimmed): no messages
 CONTEXT = {"version": 2, "state": {"store_type": "in_memory", "state_type": "DictState", "state_data": {"_data": {
@@ -94,3 +97,54 @@ def test_a_saved_context_is_refused_saying_what_to_save(tmp_path, capsys):
     cid, messages = conversations(1, 0)[0]
     (runs / "chat-1.json").write_text(json.dumps(messages))
     assert {e["episode_id"] for e in events_of(runs)} == {"chat-1"}
+
+
+def listed(memory: ScopedMemory) -> list[tuple[int, str]]:
+    return [(r["step"], r["memory"]) for r in sorted(memory.get_all(user_id="me", run_id="s", limit=None)["results"],
+                                                      key=lambda r: r["step"])]
+
+
+def test_the_memory_added_live_stores_the_importers_memories_once(tmp_path):
+    """Each message added as it comes was refused ('holds no text': its words are in blocks); the whole memory added
+    after each run (await agent.run(..., memory=memory), then memory.get_all()) stored the earlier runs again, 28
+    memories for 16. The call ids, written once, tell the last add sent again."""
+    cid, messages = conversations(1, 0)[0]
+    (tmp_path / "m.json").write_text(json.dumps(messages))
+    want = [(e["step"], e["text"]) for e in events_of(tmp_path / "m.json")]
+    one = ScopedMemory(HashingEncoder(16))
+    for m in messages:
+        one.add([m], user_id="me", run_id="s")
+    assert listed(one) == want
+    runs = [i for i, m in enumerate(messages) if m["role"] == "user"][1:] + [len(messages)]
+    assert len(runs) >= 2
+    whole = ScopedMemory(HashingEncoder(16))
+    for end in runs:
+        result = whole.add(messages[:end], user_id="me", run_id="s")
+    assert result["notes"] == [{"reason": f"data[0:{runs[-2]}]: the scope's last add of LlamaIndex messages (told "
+                                          "by their call ids), sent again: read once, not stored again"}]
+    assert listed(whole) == want
+
+
+def test_llamaindex_calls_searched_by_give_the_importers_state():
+    """A ToolCallBlock or a ToolSelection (what FunctionAgent's AgentOutput.tool_calls hold), dumped, flagged no
+    argument (their tool_kwargs read as none), silently; the assistant ChatMessage making the call was 'a tool call
+    with no tool name'. Each now gives the OpenAI entry's state."""
+    cid, messages = conversations(1, 0)[0]
+    last = max(i for i, m in enumerate(messages) if calls_of([m]))
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(messages[:last], user_id="me", run_id="s")
+    block = messages[last]["blocks"][0]
+    want = memory.live_state(user_id="me", run_id="s", call=messages[last]["additional_kwargs"]["tool_calls"][0])
+    assert want.uncertainty_flags  # the refill id an earlier result gave
+    selection = {"tool_id": block["tool_call_id"], "tool_name": block["tool_name"],
+                 "tool_kwargs": json.loads(block["tool_kwargs"])}
+    for call in (block, selection, messages[last]):
+        assert memory.live_state(user_id="me", run_id="s", call=call) == want
+
+
+def test_chat_message_objects_are_refused_naming_what_to_give():
+    """memory.add(memory.get_all()) gave the ChatMessage objects: refused as 'got ChatMessage' with no word of what
+    to give."""
+    ChatMessage = type("ChatMessage", (), {"__module__": "llama_index.core.base.llms.types"})
+    with pytest.raises(TypeError, match=r"\[m\.model_dump\(\) for m in messages\]"):
+        ScopedMemory(HashingEncoder(16)).add([ChatMessage()], user_id="me", run_id="s")

@@ -17,7 +17,7 @@ from typing import Any
 
 from sam_model.data.argumentleaves import raw_patch
 from sam_model.data.chatmessages import MAX_ARGUMENT_DEPTH, ToolCall, parse_tool_calls
-from sam_model.data.formats import autogen, pydantic_ai
+from sam_model.data.formats import autogen, llamaindex, pydantic_ai
 from sam_model.data.formats.base import TranscriptFormatError
 from sam_model.data.formats.gemini_stream import assembled, camel_keys, streamed
 from sam_model.io import json_type
@@ -79,6 +79,8 @@ def call_names(call: Any, where: str = "call") -> list[str]:
         return [f"{where}.parts[{j}]" for j, p in enumerate(call["parts"]) if pydantic_ai.is_call(p)]
     if _autogen_calls(call):
         return [f"{where}.content[{j}]" for j in range(len(call["content"]))]
+    if _llamaindex_calls(call):
+        return [f"{where}.blocks[{j}]" for j, b in enumerate(call["blocks"]) if _is_block_call(b)]
     one = isinstance(call, (Mapping, ToolCall))
     return [where] if one else [f"{where}[{i}]" for i in range(len(call))]
 
@@ -89,6 +91,8 @@ def _response_calls(call: Any, where: str) -> Any:
     was 'a tool call with no tool name'; one without a call part is refused so."""
     if _autogen_calls(call):  # an AutoGen AssistantMessage or ToolCallRequestEvent: its FunctionCalls
         return call["content"]
+    if _llamaindex_calls(call):  # a LlamaIndex assistant ChatMessage's dump: its tool_call blocks
+        return [b for b in call["blocks"] if _is_block_call(b)]
     if not (pydantic_ai.is_message(call) and call["kind"] == "response"):
         return call
     parts = [p for p in call["parts"] if pydantic_ai.is_call(p)]
@@ -103,6 +107,17 @@ def _autogen_calls(call: Any) -> bool:
     holds it, or the ``ToolCallRequestEvent`` a run yields of them: either was 'a tool call with no tool name'."""
     return autogen.is_message(call) and call["type"] in ("AssistantMessage", autogen.REQUEST) \
         and isinstance(call.get("content"), list) and bool(call["content"])
+
+
+def _llamaindex_calls(call: Any) -> bool:
+    """A LlamaIndex assistant ``ChatMessage.model_dump()`` holding ``tool_call`` blocks, the calls it is about to
+    make: it was 'a tool call with no tool name'."""
+    return llamaindex.is_message(call) and isinstance(call.get("blocks"), list) and any(
+        _is_block_call(b) for b in call["blocks"])
+
+
+def _is_block_call(block: Any) -> bool:
+    return isinstance(block, Mapping) and block.get("block_type") == "tool_call"
 
 
 def arguments_field(call: Any) -> str:
@@ -124,7 +139,7 @@ def arguments_field(call: Any) -> str:
 def _arguments_key(call: Mapping[str, Any]) -> str:
     """The key of an unwrapped call (no ``function``) that holds its arguments: what :func:`_as_call` reads and
     :func:`arguments_field` names, one rule."""
-    return next((k for k in ("arguments", "input", "args") if k in call), "arguments")
+    return next((k for k in ("arguments", "input", "args", "tool_kwargs") if k in call), "arguments")
 
 
 def argument_names(call: Any, where: str = "call") -> list[str]:
@@ -164,11 +179,15 @@ def _as_call(call: Mapping[str, Any], where: str = "tool call") -> ToolCall:
     Responses ``function_call`` with ``call_id``), an Anthropic ``tool_use`` block (``input``), a Bedrock Converse
     ``toolUse`` block or its content (``toolUseId``; Strands' ToolUse), a LangChain ``ToolCall`` or a Gemini
     ``functionCall`` (``args``), or the Gemini part that holds one, or a Pydantic AI ``tool-call`` part
-    (``tool_name``, ``args``, ``tool_call_id``)."""
+    (``tool_name``, ``args``, ``tool_call_id``), or LlamaIndex's ``ToolCallBlock`` or ``ToolSelection`` dumped
+    (``tool_name``, ``tool_kwargs``, ``tool_call_id`` or ``tool_id``)."""
     call = next((call[k] for k in ("toolUse", "functionCall", "function_call") if isinstance(call.get(k), Mapping)),
                 call)
-    if "tool_name" in call and not any(k in call for k in ("name", "function")):  # a Pydantic AI ToolCallPart
-        call = {"name": call["tool_name"], "args": call.get("args"), "id": call.get("tool_call_id")}
+    if "tool_name" in call and not any(k in call for k in ("name", "function")):  # a Pydantic AI ToolCallPart, or
+        # LlamaIndex's ToolCallBlock / ToolSelection (tool_kwargs, tool_id): their arguments were read as none, so
+        # the state flagged nothing and the search ranked as if the call needed no memory, silently
+        call = {"name": call["tool_name"], "args": call.get("args", call.get("tool_kwargs")),
+                "id": call.get("tool_call_id", call.get("tool_id"))}
     fn = call.get("function")
     name = fn.get("name") if isinstance(fn, Mapping) else call.get("name")
     if not isinstance(name, str) or not name:

@@ -25,7 +25,10 @@ agentchat message's own ``id`` (TaskResult messages): an AutoGen conversation's 
 run stored the earlier runs again (an IT helpdesk conversation, 21 memories, stored 47 after three runs). A smolagents
 agent's memory steps (``agent.memory.get_full_steps()``) carry each action's ``timing`` (its start time) and its calls'
 ids, written once: its whole memory added after each run stored the earlier runs again too (an HR leave conversation,
-15 memories, stored 33 after three runs).
+15 memories, stored 33 after three runs). A LlamaIndex agent's memory (``[m.model_dump() for m in
+memory.get_all()]``) holds no time; what it writes once is a call's id (a ``tool_call`` block's ``tool_call_id``, a
+``tool`` message's ``additional_kwargs.tool_call_id``): a pharmacy refill conversation, 16 memories, stored 28 after
+three runs.
 
 The scope keeps its last KEPT such adds, not the last alone (:func:`kept`): two runs of one conversation made at
 once (two threads, each running the agent from the same history, each adding its whole history after its run) add
@@ -42,20 +45,21 @@ from typing import Any
 from sam_model.data.formats import detect
 from sam_model.memory.live import digest
 
-FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents")
+FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents", "llamaindex")
 KEPT = 8  # adds a scope keeps the key of (:func:`kept`): a run made at once with another adds soon after it
 TAIL = 256  # messages of the last Pydantic AI add a scope keeps the digest of, one each (:func:`compacted`)
 # an add's note (:func:`note`): the format's messages, and what told them
 NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
          "pydantic-ai": ("Pydantic AI", "told by their timestamps or tool_call_ids"),
          "autogen": ("AutoGen", "told by their call ids"),
-         "smolagents": ("smolagents", "told by their timings or call ids")}
+         "smolagents": ("smolagents", "told by their timings or call ids"),
+         "llamaindex": ("LlamaIndex", "told by their call ids")}
 
 
 def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
     """What the scope keeps of an add of ``items`` to tell them again by ([digest, count], and ``true`` after them
     where ``whole``: the add held the scope's whole conversation, from its first message); None: they are not
-    Converse, Pydantic AI, AutoGen or smolagents messages (any other add takes the kept adds' marks: :func:`apart`)."""
+    Converse, Pydantic AI, AutoGen, smolagents or LlamaIndex messages (any other add takes the kept adds' marks: :func:`apart`)."""
     if not items or (fmt := detect(list(items))) not in FORMATS or (told := _digest(items)) is None:
         return None
     if fmt == "pydantic-ai" and None not in (tail := [_one(m) for m in items[-TAIL:]]):
@@ -101,7 +105,7 @@ def _one(message: Any) -> str | None:
 
 
 def repeated(items: Sequence[Any], kept: Sequence[Any] | None) -> list[Any] | None:
-    """Which of the scope's last adds of Converse, Pydantic AI, AutoGen or smolagents messages (``kept``, their :func:`key`, newest last)
+    """Which of the scope's last adds of Converse, Pydantic AI, AutoGen, smolagents or LlamaIndex messages (``kept``, their :func:`key`, newest last)
     ``items`` open with, sent again (the longest; None: none): one ``items`` opens with where it holds something
     written once (:func:`_once`). A kept add that held the scope's whole conversation (:func:`whole`) is sent again
     too where more follows it: a hook adding the whole history at each message (Strands' MessageAddedEvent adding
@@ -229,6 +233,8 @@ def _once(head: list[Any]) -> bool:
         return _autogen_once(head)
     if fmt == "smolagents":
         return _smolagents_once(head)
+    if fmt == "llamaindex":
+        return _llamaindex_once(head)
     if fmt != "pydantic-ai":
         names = {b["toolUse"]["name"] for m in head for b in _blocks(m)
                  if isinstance(b.get("toolUse"), Mapping) and isinstance(b["toolUse"].get("name"), str)}
@@ -258,6 +264,17 @@ def _smolagents_once(head: list[Any]) -> bool:
     return any(isinstance(m.get("timing"), Mapping) and isinstance(m["timing"].get("start_time"), (int, float))
                for m in steps) or any(isinstance(c, Mapping) and isinstance(c.get("id"), str) and c["id"]
                                       for m in steps if isinstance(m.get("tool_calls"), list) for c in m["tool_calls"])
+
+
+def _llamaindex_once(head: list[Any]) -> bool:
+    """Whether LlamaIndex messages hold a call's id written once: a ``tool_call`` block's ``tool_call_id`` that is not
+    its tool's name, or a tool message's ``additional_kwargs.tool_call_id`` that is none of the add's tools' names."""
+    blocks = [b for m in head if isinstance(m, Mapping) and isinstance(m.get("blocks"), list) for b in m["blocks"]
+              if isinstance(b, Mapping) and b.get("block_type") == "tool_call"]
+    names = {b.get("tool_name") for b in blocks}
+    return any(isinstance(i := b.get("tool_call_id"), str) and i and i not in names for b in blocks) or any(
+        isinstance(m, Mapping) and isinstance(kw := m.get("additional_kwargs"), Mapping)
+        and isinstance(i := kw.get("tool_call_id"), str) and i and i not in names for m in head)
 
 
 def _digest(items: Sequence[Any]) -> str | None:
@@ -293,7 +310,7 @@ def check(d: Any, name: str) -> list[list[Any]]:
         d = [d]
     if not (isinstance(d, list) and 0 < len(d) <= KEPT and all(_key_ok(k) for k in d)):
         raise ValueError(f"{name} must be a list of up to {KEPT} [digest, count] (then true where it held the "
-                         "scope's whole conversation) of the scope's last adds of Converse, Pydantic AI, AutoGen or smolagents "
+                         "scope's whole conversation) of the scope's last adds of Converse, Pydantic AI, AutoGen, smolagents or LlamaIndex "
                          "messages")
     return d
 

@@ -146,6 +146,9 @@ def _objects_hint(m: Any) -> str:
                 "the langchain reader reads")
     if module.startswith("pydantic_ai"):
         return f": {PYDANTIC_AI}"
+    if module.startswith("llama_index"):  # a ChatMessage of memory.get_all(): said nothing of what to give
+        return (": give a LlamaIndex memory's messages as [m.model_dump() for m in messages] (ChatMessage dicts), "
+                "which the llamaindex reader reads")
     return ""
 
 
@@ -167,7 +170,7 @@ class ScopedWrites:
         (sam_model.memory.live.over: stored, but apart from the turn they continue) or a memory's text was stored cut
         to MAX_TEXT_CHARS (:func:`fit`: a session line's tool result, a call's arguments; a chat message's own
         content past it is refused, as its caller can split it, a sidecar forwarding an agent's lines cannot), or
-        the add's first messages were the scope's last add of Converse, Pydantic AI, AutoGen or smolagents messages sent again
+        the add's first messages were the scope's last add of Converse, Pydantic AI, AutoGen, smolagents or LlamaIndex messages sent again
         (sam_model.memory.resent: read once, not stored again; the rest read alone, named ``data[k:]``). A
         message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
         naming it), and so is an empty list (as sam-serve's HTTP add refuses it). ``read``: what :meth:`check_add`
