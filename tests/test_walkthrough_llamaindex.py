@@ -105,7 +105,7 @@ def listed(memory: ScopedMemory) -> list[tuple[int, str]]:
 
 
 def test_the_memory_added_live_stores_the_importers_memories_once(tmp_path):
-    """Each message added as it comes was refused ('holds no text': its words are in blocks); the whole memory added
+    """Each message added as it comes was refused ('data[0].content is missing': its words are in blocks); the whole memory added
     after each run (await agent.run(..., memory=memory), then memory.get_all()) stored the earlier runs again, 28
     memories for 16. The call ids, written once, tell the last add sent again."""
     cid, messages = conversations(1, 0)[0]
