@@ -27,11 +27,11 @@ def events_of(path, **kw) -> list[dict]:
     return list(iter_transcript_events(path, **kw))
 
 
-def test_a_folder_of_saved_histories_converts_each_call_once(tmp_path):
+def test_a_folder_of_saved_histories_converts_each_call_once(tmp_path, capsys):
     """json.dump([m.model_dump() for m in memory.get_all()], f), a .json a conversation: a folder of them was read as
     OpenHands trajectories ('an event must be an object with action or observation'), one file as a list of
     conversations ('expected ... a conversation {"id": ..., "messages": [...]}'). Each call is read from its block,
-    not again from the OpenAI SDK's copy in additional_kwargs."""
+    not again from the OpenAI SDK's copy in additional_kwargs. A wrong --format names the reader."""
     convs = conversations(3, 0)
     for cid, messages in convs:
         (tmp_path / f"{cid}.json").write_text(json.dumps(messages, indent=1))
@@ -47,6 +47,8 @@ def test_a_folder_of_saved_histories_converts_each_call_once(tmp_path):
     assert sum("useful_memory_steps" in e for e in events) > 0
     one = tmp_path / f"{convs[0][0]}.json"
     assert events_of(one) == [e for e in events if e["episode_id"] == convs[0][0]]
+    assert main([str(one), str(tmp_path / "o.jsonl"), "--format", "openai"]) == 1  # said no reader before
+    assert "which the llamaindex reader reads: try --format llamaindex" in capsys.readouterr().err
     lines = tmp_path / "lines.jsonl"  # the {"id", "messages"} line of the same conversation
     lines.write_text(json.dumps({"id": convs[0][0], "messages": convs[0][1]}) + "\n")
     assert [{k: v for k, v in e.items() if k != "meta"} for e in events_of(lines)] == \

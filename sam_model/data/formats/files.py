@@ -557,7 +557,9 @@ def conversations(path: str | Path, format: str | None = None,
             listed = [(item, f"{where}: conversation {n}") for n, item in enumerate(doc)]
             lacked = response_chains.lacking(listed) if format in (None, "responses") else {}
             looped = response_chains.looping(listed) if format in (None, "responses") else {}
-            whole = smolagents.is_steps(doc)  # a smolagents memory is the document, each item a step of it
+            # a smolagents memory (a LlamaIndex history) is the document, each item a step (a message) of it: a
+            # forced wrong --format on a history named no reader, as a message alone is no format's document
+            whole = smolagents.is_steps(doc) or llamaindex.is_history(doc)
             for item, at, gone in _chained(listed, format):
                 yield _left(_forced(_item(item, at, seen, format, model, domain), doc if whole else item, format),
                             gone, lacked, looped)
