@@ -150,3 +150,17 @@ def test_chat_message_objects_are_refused_naming_what_to_give():
     ChatMessage = type("ChatMessage", (), {"__module__": "llama_index.core.base.llms.types"})
     with pytest.raises(TypeError, match=r"\[m\.model_dump\(\) for m in messages\]"):
         ScopedMemory(HashingEncoder(16)).add([ChatMessage()], user_id="me", run_id="s")
+
+
+def test_a_langchain_chat_message_is_not_taken_for_llamaindex():
+    """A LangChain ChatMessage's model_dump holds a role and additional_kwargs too (its type 'chat'): a LangChain
+    conversation holding one was read by the llamaindex reader once it came."""
+    from sam_model.data.formats import detect
+
+    dump = {"additional_kwargs": {}, "response_metadata": {}, "name": None, "id": None}
+    messages = [{"content": "hi", "type": "human", **dump},
+                {"content": "a critic's note", "type": "chat", "role": "critic", **dump},
+                {"content": "", "type": "ai", "tool_calls": [{"name": "f", "args": {"a": 1}, "id": "c1"}], **dump}]
+    assert detect(messages) == "langchain"
+    assert detect(conversations(1, 0)[0][1]) == "llamaindex"
+

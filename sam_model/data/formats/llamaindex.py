@@ -31,9 +31,10 @@ ASSISTANTS = ("model", "chatbot")  # MessageRole.MODEL (Gemini), MessageRole.CHA
 
 def is_message(m: Any) -> bool:
     """A ``ChatMessage.model_dump()``: a role beside ``additional_kwargs`` and its ``blocks`` (or, before 0.12, its
-    ``content``); no other format's message holds ``additional_kwargs`` beside a ``role`` (LangChain's has a type)."""
-    return isinstance(m, Mapping) and "role" in m and isinstance(m.get("additional_kwargs"), Mapping) and (
-        isinstance(m.get("blocks"), list) or "content" in m)
+    ``content``), and no ``type``: a LangChain ``ChatMessage``'s model_dump holds a role and additional_kwargs too,
+    beside its type ``chat`` (a LangChain conversation holding one was taken for LlamaIndex's)."""
+    return isinstance(m, Mapping) and "role" in m and "type" not in m and isinstance(
+        m.get("additional_kwargs"), Mapping) and (isinstance(m.get("blocks"), list) or "content" in m)
 
 
 def sniff(messages: list[Any]) -> bool:
