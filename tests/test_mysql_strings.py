@@ -112,13 +112,12 @@ def test_a_name_written_before_its_column_in_a_mysql_query_is_traced_to_the_user
     # PL/pgSQL's column compared to a parameter beside a camelCase name compared to a column: both names (until
     # conversion 159 id = "userId" was taken as a MySQL string, and both were read as values)
     ('SELECT id FROM users WHERE "Email" = email AND id = "userId" AND age > 30', [30]),
-    # a query that shows PostgreSQL (a cast, a $1 parameter, ILIKE, RETURNING, an E'' string) reads its double
+    # a query that shows PostgreSQL (a cast, a $1 parameter, ILIKE, an E'' string) reads its double
     # quotes as PostgreSQL does, as names
     ('SELECT * FROM posts WHERE "Title" = title AND author = "Bob" AND created_at::date = \'2024-01-01\'',
      ["2024-01-01"]),
     ('SELECT * FROM users WHERE "Email" = email AND team = "Core" AND id = $1 AND age > 3', [3]),
     ('SELECT * FROM users WHERE "Email" = email AND team = "Core" AND note ILIKE \'%vip%\'', ["vip"]),
-    ('DELETE FROM users WHERE "Email" = email AND team = "Core" AND age > 3 RETURNING id', [3]),
     ("SELECT * FROM users WHERE \"Email\" = email AND team = \"Core\" AND note = E'x\\'y'", ["x'y"]),
 ])
 def test_a_postgresql_query_reads_its_double_quotes_as_names(query, literals):
@@ -134,6 +133,11 @@ def test_a_postgresql_query_reads_its_double_quotes_as_names(query, literals):
     ("SELECT * FROM users WHERE name = \"Alice\" AND note = 'e'", ["Alice", "e"]),
     # MySQL names may hold a $: no PostgreSQL parameter
     ('SELECT * FROM users WHERE "Alice" = name AND price$1 > 5 AND city = "Paris"', ["Alice", 5, "Paris"]),
+    # RETURNING is no sign of PostgreSQL: SQLite (3.35) and MariaDB (10.5) write it, their values in double quotes
+    # strings (conversions 159 to 165 read them as names, and these queries as holding no literal)
+    ('INSERT INTO users (name, city) VALUES ("Alice", "Paris") RETURNING id', ["Alice", "Paris"]),
+    ('DELETE FROM sessions WHERE user = "alice" RETURNING id', ["alice"]),
+    ('UPDATE users SET name = "Bob" WHERE id = 3 RETURNING *', ["Bob", 3]),
 ])
 def test_a_mysql_query_keeps_its_double_quoted_strings(query, literals):
     assert sql_literals(query) == literals

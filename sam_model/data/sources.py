@@ -530,7 +530,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 165: a lone AutoGen AssistantAgent's saved state takes the config of the agent its AssistantMessages name as their
 # source (160 took any agent config beside it: another agent's where it was the only one, none where two were).
 # examples/logs and the walkthrough's states convert byte for byte.
-CONVERSION_VERSION = 165
+# 166: a SQL query's RETURNING is no sign of PostgreSQL (159 took it for one): SQLite and MariaDB write it too, and
+# read a value's double quotes as a string, so INSERT ... VALUES ("Alice") RETURNING id reads Alice again (159 to
+# 165 read it as a name). examples/logs convert byte for byte.
+CONVERSION_VERSION = 166
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ a bare column it is a string where no name is shaped as it (``WHERE "alice@x.com
 other way round), and one shaped as a name (``"Alice" = name``, PL/pgSQL's ``"Email" = email``) is a string only in a
 query that writes a string in double quotes where only a value stands (``AND city = "Paris"``, an IN list's
 ``IN ("Paris", "Lyon")``; not a camelCase name, ``id = "userId"``), else a name; a query that shows PostgreSQL (a
-``::`` cast, a ``$1`` parameter, ILIKE, RETURNING, a dollar-quoted body, an ``E''`` string) reads every
+``::`` cast, a ``$1`` parameter, ILIKE, a dollar-quoted body, an ``E''`` string; not RETURNING, which SQLite
+and MariaDB write too) reads every
 double-quoted token as a name, as PostgreSQL does (:func:`_quoting`). A ``LIKE`` /
 ``ILIKE`` pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
@@ -280,9 +281,9 @@ _CAMEL = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+")
 _LIST_OPENS = re.compile(r"\bin\s*\(\s*$", re.IGNORECASE)
 _LIST_NEXT = re.compile(r"\s*,\s*")
 # what MySQL cannot write and PostgreSQL does, outside strings: a cast (status::text), a positional parameter ($1),
-# ILIKE, RETURNING, a dollar-quoted body ($$...$$, $fn$), an E'' string
-_POSTGRES = re.compile(r"::|(?<![\w$])\$(?:\d|(?:[A-Za-z_]\w*)?\$)|\b(?:ilike|returning)\b|(?<![\w$])[eE]$",
-                       re.IGNORECASE)
+# ILIKE, a dollar-quoted body ($$...$$, $fn$), an E'' string. Not RETURNING: SQLite (3.35) and MariaDB (10.5) write
+# it too, and read a value's double quotes as a string (INSERT ... VALUES ("Alice") RETURNING id)
+_POSTGRES = re.compile(r"::|(?<![\w$])\$(?:\d|(?:[A-Za-z_]\w*)?\$)|\bilike\b|(?<![\w$])[eE]$", re.IGNORECASE)
 
 
 def _postgres(gap: str, before_quote: bool) -> bool:
@@ -312,7 +313,7 @@ def _quoting(text: str) -> str:
     quoted names stand before the IN), and a camelCase token there is no such evidence (PL/pgSQL's ``WHERE "Email"
     = email AND id = "userId"``, a column compared to a parameter and a column to a column: until conversion 159
     read as two MySQL strings, each traced to a listing of the columns). A query that shows PostgreSQL outside its
-    strings (:data:`_POSTGRES`: ``::``, ``$1``, ILIKE, RETURNING, ``$$``, ``E''``) reads its double quotes as names
+    strings (:data:`_POSTGRES`: ``::``, ``$1``, ILIKE, ``$$``, ``E''``) reads its double quotes as names
     (:data:`NAMES`) wherever they stand, as PostgreSQL runs it. Else "": each token by its place
     (:func:`_double_quoted_string`)."""
     either = strings = postgres = False
