@@ -501,3 +501,19 @@ def test_a_lone_agents_state_takes_no_teams_config_and_one_alone_is_counted(tmp_
     (tmp_path / "agent.json").unlink()
     (read,) = files.conversations(tmp_path)
     assert read.policy == "" and read.lacking == (autogen.NO_POLICY,)  # triage's is not helpdesk's
+
+
+def test_a_source_read_without_its_system_message_says_so(tmp_path, capsys):
+    """A folder of states given as a training source (sam_model.data.sources.materialise, what training and evaluation read)
+    printed the import's notes but not what the conversations were read without: a state with no config of its
+    agent beside it lost its system message without a word there, where the importer's report counts it."""
+    from sam_model.data.sources import iter_source_events
+
+    _, messages = conversations(1, 0)[0]
+    (tmp_path / "c.json").write_text(json.dumps(agent_state(messages)))
+    assert list(iter_source_events(tmp_path))
+    out = capsys.readouterr().out
+    assert f"{tmp_path}: conversations read without a part their log keeps elsewhere: {autogen.NO_POLICY} 1" in out
+    (tmp_path / "agent.json").write_text(json.dumps(component("helpdesk")))
+    assert list(iter_source_events(tmp_path))
+    assert "read without a part" not in capsys.readouterr().out  # its config beside it: nothing lacking

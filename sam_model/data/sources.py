@@ -626,6 +626,8 @@ def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceO
             print(f"{path}: {report.abandoned_note()}")
         if report.unanswered:
             print(f"{path}: {report.unanswered_note()}")
+        if report.lacking:
+            print(f"{path}: {report.lacking_note()}")
         if report.continuing:
             print(f"{path}: {report.continuing_note()}")
         if report.looping:

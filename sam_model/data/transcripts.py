@@ -217,8 +217,7 @@ class ImportReport:
         if self.repeats():
             out.append(self.repeats_note())
         if self.lacking:
-            out.append("conversations read without a part their log keeps elsewhere: " +
-                       ", ".join(f"{k} {v}" for k, v in self.lacking.most_common()))
+            out.append(self.lacking_note())
         if self.ignored:
             out.append("parts not read (no event is made of them): " +
                        ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))
@@ -280,6 +279,12 @@ class ImportReport:
                 "retried response: the agent keeps them in its session file) left out: "
                 + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in convs[:20])
                 + (f" and {len(convs) - 20} more conversations" if len(convs) > 20 else ""))
+
+    def lacking_note(self) -> str:
+        """What conversations were read without that their log keeps elsewhere (Conversation.lacking: an AutoGen
+        state's system_message, in a config saved beside it), by what, with where to find it."""
+        return ("conversations read without a part their log keeps elsewhere: " +
+                ", ".join(f"{k} {v}" for k, v in self.lacking.most_common()))
 
     def continuing_note(self) -> str:
         """The conversations that begin at a Responses request continuing a response the file lacks: what was said
