@@ -603,6 +603,24 @@ def test_a_tool_called_in_a_loop_over_a_literal_list_is_read_once_per_item(code,
     assert calls == expected
 
 
+def test_loops_read_pass_by_pass_inside_each_other_walk_each_loop_once(monkeypatch):
+    """Loops over literal lists inside each other: each pass read the loops in it again, walking each through (the
+    names it changes, whether it may stop) once a pass, so that 20 such loops of 100 items, the passes read capped
+    at 1000, took half a minute to read. Each loop is walked once a read, and its calls read as before."""
+    from sam_model.data.formats import smolagents_code
+
+    walked = []
+    stored = smolagents_code._stored
+    monkeypatch.setattr(smolagents_code, "_stored", lambda node: walked.append(node) or stored(node))
+    items = "[" + ", ".join(f'"R{i}"' for i in range(100)) + "]"
+    code = "".join("    " * d + f"for v{d} in {items}:\n" for d in range(8)) + "    " * 8 + "get_user(v0)\n"
+    calls = [c["function"]["arguments"] for m in to_chat([{"system_prompt": PROMPT}, {"task": "go", "task_images": None},
+                                                         code_step(1, code, "ok")]).messages
+             for c in m.get("tool_calls") or []]
+    assert calls[:2] == [{"user_id": "R0"}, {"user_id": "R0"}] and len(calls) > 900
+    assert len(walked) == len({id(n) for n in walked}) <= 8  # each loop once
+
+
 @pytest.mark.parametrize("printed, said", [("3.10", "3.10"), ("None", "None"), ("(1, 'a')", '[1, "a"]'),
                                            ("True", "true"), ("{'a'}", "{'a'}")])
 def test_a_final_answer_printed_reads_back_only_as_json_can_say_it(printed, said):

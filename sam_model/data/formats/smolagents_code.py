@@ -49,6 +49,7 @@ class Calls:
     final_called: bool = False  # the last code read calls final_answer somewhere (its value maybe not a literal)
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)  # the code's own
     _running: set[str] = field(default_factory=set)  # the functions whose call is being read (one calling itself)
+    _walked: dict[tuple[str, int], Any] = field(default_factory=dict)  # what a node of the code read holds (_walk)
 
     def learn_prompt(self, prompt: str) -> None:
         """The tools a CodeAgent's system prompt lists, with their parameters in order."""
@@ -65,6 +66,7 @@ class Calls:
         ``final_answer`` (``_MISSING`` when none, or when it is called in a branch, loop or function, which may not
         run it); None when the code does not parse (smolagents could not run it)."""
         self.final_called = False
+        self._walked = {}
         try:
             tree = ast.parse(code)
         except (SyntaxError, ValueError, RecursionError):
@@ -242,6 +244,16 @@ class Calls:
         for name in _escaping(node):
             self.bound.pop(name, None)
 
+    def _walk(self, what: str, node: ast.AST) -> Any:
+        """What ``node`` holds, walked once a code read: the names it may change (:func:`_stored`, "stored") or
+        whether a loop's body may stop or skip a pass (:func:`_stops`, "stops"). A loop read pass by pass reads the
+        loops in it once a pass: walked again each time, 20 loops of 100 items inside each other took half a
+        minute."""
+        key = (what, id(node))  # the tree read is alive while it is read: no id is reused
+        if key not in self._walked:
+            self._walked[key] = _stored(node) if what == "stored" else _stops(node)
+        return self._walked[key]
+
     def _unrolled(self, node: ast.For) -> list[dict[str, Any]] | None:
         """The names each pass of a for loop over a literal list or tuple binds (``for uid in ["u1", "u2"]:``, or
         over a name bound to one), its target a name or a tuple of names each item fills: the loop runs its body
@@ -249,13 +261,11 @@ class Calls:
         unknown (:meth:`_branches`): another iterable, a body that may stop or skip a pass (``break``,
         ``continue``, ``return``, ``raise``, ``final_answer``) or changes the list it goes through, an ``else``,
         more than :data:`PASSES` items."""
-        if node.orelse or any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise)) or (
-                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == FINAL)
-                for part in node.body for n in ast.walk(part)):
+        if node.orelse or self._walk("stops", node):
             return None
         items = self._literal(node.iter)
         if not isinstance(items, (list, tuple)) or len(items) > PASSES or self._runs + len(items) > RUNS or (
-                isinstance(node.iter, ast.Name) and node.iter.id in _stored(node)):
+                isinstance(node.iter, ast.Name) and node.iter.id in self._walk("stored", node)):
             return None
         if isinstance(node.target, ast.Name):
             return [{node.target.id: item} for item in items]
@@ -286,7 +296,7 @@ class Calls:
     def _branches(self, node: ast.AST) -> None:
         """An if, loop, try or match: its test (a for's iterable) runs first; each branch (a loop's body: each pass)
         starts not knowing the names any of them binds, which nothing knows after it either."""
-        stored = _stored(node)
+        stored = self._walk("stored", node)
         if isinstance(node, ast.While):
             self.bound = {k: v for k, v in self.bound.items() if k not in stored}
         head = {ast.If: "test", ast.For: "iter", ast.AsyncFor: "iter", ast.While: "test", ast.Match: "subject"}
@@ -347,6 +357,14 @@ def _escaping(node: ast.AST) -> set[str]:
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
             names.add(n.func.value.id)
     return names
+
+
+def _stops(node: ast.For) -> bool:
+    """Whether a for loop's body may stop or skip a pass (``break``, ``continue``, ``return``, ``raise``,
+    ``final_answer``)."""
+    return any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise)) or (
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == FINAL)
+        for part in node.body for n in ast.walk(part))
 
 
 def _stored(node: ast.AST) -> set[str]:
