@@ -29,6 +29,12 @@ ids, written once: its whole memory added after each run stored the earlier runs
 memory.get_all()]``) holds no time; what it writes once is a call's id (a ``tool_call`` block's ``tool_call_id``, a
 ``tool`` message's ``additional_kwargs.tool_call_id``): a pharmacy refill conversation, 16 memories, stored 28 after
 three runs.
+OpenAI Chat Completions and Anthropic Messages carry no message id
+either; what they write once is a tool call's id (OpenAI's ``tool_calls`` ``id``, ``call_...``, and its ``tool``
+message's ``tool_call_id``; Anthropic's ``tool_use`` ``id``, ``toolu_...``, and its ``tool_result``'s
+``tool_use_id``), and LangChain's messages hold their own ``id`` besides (a model's response id, the uuid
+LangGraph's add_messages gives): an agent loop adding ``messages`` after each turn stored the earlier turns again
+(9 memories for 5) until 2026-12-07. An add of a text (``add("...")``, a fact remembered) is no history: apart.
 
 The scope keeps its last KEPT such adds, not the last alone (:func:`kept`): two runs of one conversation made at
 once (two threads, each running the agent from the same history, each adding its whole history after its run) add
@@ -43,9 +49,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sam_model.data.formats import detect
+from sam_model.data.formats.langchain_messages import unwrap
 from sam_model.memory.live import digest
 
-FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents", "llamaindex")
+FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents", "llamaindex", "openai", "anthropic", "langchain")
 KEPT = 8  # adds a scope keeps the key of (:func:`kept`): a run made at once with another adds soon after it
 TAIL = 256  # messages of the last Pydantic AI add a scope keeps the digest of, one each (:func:`compacted`)
 # an add's note (:func:`note`): the format's messages, and what told them
@@ -53,13 +60,16 @@ NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
          "pydantic-ai": ("Pydantic AI", "told by their timestamps or tool_call_ids"),
          "autogen": ("AutoGen", "told by their call ids"),
          "smolagents": ("smolagents", "told by their timings or call ids"),
-         "llamaindex": ("LlamaIndex", "told by their call ids")}
+         "llamaindex": ("LlamaIndex", "told by their call ids"),
+         "openai": ("OpenAI chat", "told by their tool call ids"),
+         "anthropic": ("Anthropic", "told by their tool_use ids"),
+         "langchain": ("LangChain", "told by their message or tool call ids")}
 
 
 def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
     """What the scope keeps of an add of ``items`` to tell them again by ([digest, count], and ``true`` after them
-    where ``whole``: the add held the scope's whole conversation, from its first message); None: they are not
-    Converse, Pydantic AI, AutoGen, smolagents or LlamaIndex messages (any other add takes the kept adds' marks: :func:`apart`)."""
+    where ``whole``: the add held the scope's whole conversation, from its first message); None: they are no agent
+    history's messages (:data:`FORMATS`; any other add takes the kept adds' marks: :func:`apart`)."""
     if not items or (fmt := detect(list(items))) not in FORMATS or (told := _digest(items)) is None:
         return None
     if fmt == "pydantic-ai" and None not in (tail := [_one(m) for m in items[-TAIL:]]):
@@ -105,7 +115,7 @@ def _one(message: Any) -> str | None:
 
 
 def repeated(items: Sequence[Any], kept: Sequence[Any] | None) -> list[Any] | None:
-    """Which of the scope's last adds of Converse, Pydantic AI, AutoGen, smolagents or LlamaIndex messages (``kept``, their :func:`key`, newest last)
+    """Which of the scope's last adds of agent histories' messages (:data:`FORMATS`) (``kept``, their :func:`key`, newest last)
     ``items`` open with, sent again (the longest; None: none): one ``items`` opens with where it holds something
     written once (:func:`_once`). A kept add that held the scope's whole conversation (:func:`whole`) is sent again
     too where more follows it: a hook adding the whole history at each message (Strands' MessageAddedEvent adding
@@ -235,6 +245,8 @@ def _once(head: list[Any]) -> bool:
         return _smolagents_once(head)
     if fmt == "llamaindex":
         return _llamaindex_once(head)
+    if fmt in _CALL_IDS:
+        return any(_CALL_IDS[fmt](m) for m in head if isinstance(m, Mapping))
     if fmt != "pydantic-ai":
         names = {b["toolUse"]["name"] for m in head for b in _blocks(m)
                  if isinstance(b.get("toolUse"), Mapping) and isinstance(b["toolUse"].get("name"), str)}
@@ -277,6 +289,46 @@ def _llamaindex_once(head: list[Any]) -> bool:
         and isinstance(i := kw.get("tool_call_id"), str) and i and i not in names for m in head)
 
 
+def _id(i: Any, name: Any) -> bool:
+    """Whether ``i`` is an id written once: a string, not empty, not the tool's ``name`` (a model that writes the
+    tool's name as the id writes the same at each call of it, as Strands' Ollama and Gemini models do: :func:`_called`)."""
+    return isinstance(i, str) and bool(i.strip()) and i != name
+
+
+def _openai_once(m: Mapping[str, Any]) -> bool:
+    """Whether an OpenAI chat message holds a tool call's ``id`` (``call_...``, the API writes one each call) or is
+    a ``tool`` message of its result (``tool_call_id``). The deprecated ``function_call`` carries none."""
+    calls = m.get("tool_calls")
+    return any(isinstance(c, Mapping) and _id(c.get("id"), (c.get("function") or {}).get("name")
+                                              if isinstance(c.get("function"), Mapping) else None)
+               for c in (calls if isinstance(calls, list) else ())) or (
+        m.get("role") == "tool" and _id(m.get("tool_call_id"), m.get("name")))
+
+
+def _anthropic_once(m: Mapping[str, Any]) -> bool:
+    """Whether an Anthropic message holds a ``tool_use`` block (its ``id``, ``toolu_...``) or a ``tool_result``
+    (its ``tool_use_id``)."""
+    blocks = [b for b in (m.get("content") if isinstance(m.get("content"), list) else ()) if isinstance(b, Mapping)]
+    return any(b.get("type") in ("tool_use", "server_tool_use") and _id(b.get("id"), b.get("name"))
+               or b.get("type") == "tool_result" and _id(b.get("tool_use_id"), None) for b in blocks)
+
+
+def _langchain_once(m: Mapping[str, Any]) -> bool:
+    """Whether a LangChain message holds its own ``id`` (a model's response id on an AIMessage, the uuid LangGraph's
+    add_messages gives each message), a tool call's ``id`` or a ToolMessage's ``tool_call_id``."""
+    read = unwrap(m)
+    if read is None:
+        return False
+    data = read[1]
+    calls = data.get("tool_calls")
+    return _id(data.get("id"), None) or _id(data.get("tool_call_id"), data.get("name")) or any(
+        isinstance(c, Mapping) and _id(c.get("id"), c.get("name")) for c in (calls if isinstance(calls, list) else ()))
+
+
+# the formats whose messages each tell alone whether they hold an id written once (:func:`_once`)
+_CALL_IDS = {"openai": _openai_once, "anthropic": _anthropic_once, "langchain": _langchain_once}
+
+
 def _digest(items: Sequence[Any]) -> str | None:
     """live.digest of ``items``, None where JSON cannot write them sorted (a dict of keys 1 and 'a' a Python agent
     built, a cycle): such an add is read as new, as before, where the digest's TypeError failed it (after it was
@@ -310,8 +362,8 @@ def check(d: Any, name: str) -> list[list[Any]]:
         d = [d]
     if not (isinstance(d, list) and 0 < len(d) <= KEPT and all(_key_ok(k) for k in d)):
         raise ValueError(f"{name} must be a list of up to {KEPT} [digest, count] (then true where it held the "
-                         "scope's whole conversation) of the scope's last adds of Converse, Pydantic AI, AutoGen, smolagents or LlamaIndex "
-                         "messages")
+                         "scope's whole conversation) of the scope's last adds of Converse, Pydantic AI, AutoGen, smolagents, LlamaIndex, "
+                         "OpenAI chat, Anthropic or LangChain messages")
     return d
 
 

@@ -122,7 +122,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # (ids of a save before each scope had its place in the episode's name): history's check once it is deleted
         self._owners: dict[Any, tuple | None] = {}
         self._open: dict[str, live.OpenTurn] = {}  # episode -> the open turn of an agent's session fed line by line
-        # episode -> its last adds of Converse, Pydantic AI, AutoGen, smolagents or LlamaIndex messages, [[digest, count(, true)], ...] newest last
+        # episode -> its last adds of agent histories' messages (resent.FORMATS), [[digest, count(, true)], ...] newest last
         # (sam_model.memory.resent): one sent again whole with the next turn's is read once
         self._sent: dict[str, list] = {}
         # episode -> [digest, count] of every message of those formats it was given, in order (resent.given): a
@@ -406,7 +406,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
     def _drop_conversation(self, episode: str) -> None:
         """Forget an episode whose memories are all deleted: its conversation (the values its tool calls set, its
         events' states) and the store's last state of it. Its next message starts afresh, at the next step. The key
-        of its last adds of Converse, Pydantic AI, AutoGen, smolagents or LlamaIndex messages stays (``_sent``: a digest and a count, no word
+        of its last adds of agent histories' messages (resent.FORMATS) stays (``_sent``: a digest and a count, no word
         of them; the older ones no longer the whole conversation, resent.dropped), and so does the digest of all it
         was given of them (``_given``): an agent that sends its whole history again after each turn (a Strands hook, Pydantic AI's
         all_messages(), an AutoGen context's messages) still holds the deleted turns, and its next add, opening

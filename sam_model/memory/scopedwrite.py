@@ -170,7 +170,7 @@ class ScopedWrites:
         (sam_model.memory.live.over: stored, but apart from the turn they continue) or a memory's text was stored cut
         to MAX_TEXT_CHARS (:func:`fit`: a session line's tool result, a call's arguments; a chat message's own
         content past it is refused, as its caller can split it, a sidecar forwarding an agent's lines cannot), or
-        the add's first messages were the scope's last add of Converse, Pydantic AI, AutoGen, smolagents or LlamaIndex messages sent again
+        the add's first messages were the scope's last add of agent histories' messages (resent.FORMATS) sent again
         (sam_model.memory.resent: read once, not stored again; the rest read alone, named ``data[k:]``). A
         message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
         naming it), and so is an empty list (as sam-serve's HTTP add refuses it). ``read``: what :meth:`check_add`
@@ -188,7 +188,8 @@ class ScopedWrites:
         elif not isinstance(data, (Mapping, Event, Sequence)):
             raise TypeError(f"data must be a message text, a message or event dict, an Event or a list of them, got "
                             f"{type(data).__name__}" + _objects_hint(data))
-        items = [{"role": "user", "content": data}] if isinstance(data, str) else (
+        text = isinstance(data, str)
+        items = [{"role": "user", "content": data}] if text else (
             [data] if isinstance(data, (Mapping, Event)) else list(data))
         if not items:
             raise NoTextError(EMPTY.format("data"))
@@ -204,7 +205,7 @@ class ScopedWrites:
         if _is_messages(items):
             notes = []
             opens = not getattr(self._trackers.get(episode), "events", None)  # the add opens the conversation
-            again, rest, name, last, at = self._resent(items, episode, "data")  # Converse / Pydantic AI again
+            again, rest, name, last, at = self._resent(items, episode, "data")  # a history sent again (resent.FORMATS)
             if again:  # a caller's ``read`` (check_add, in this hold of the lock) is of the rest already
                 data = rest
                 notes.append({"reason": resent.note(items, again, None if last is None else
@@ -215,7 +216,8 @@ class ScopedWrites:
                 messages, episode, scopes, metadata, notes,
                 skip={n["message"] for n in skipped if "message" in n and "part" not in n}) if data else []}
             whole = resent.whole(last) if again else opens
-            if (sent := resent.key(items, whole)) is not None:
+            # a text is a fact remembered (MCP remember's text), not a history sent: apart, as before OpenAI's rule
+            if not text and (sent := resent.key(items, whole)) is not None:
                 self._sent[episode] = resent.kept(self._sent.get(episode), sent, bool(again))
                 self._given[episode] = resent.given(self._given.get(episode), rest if again else items)
                 if self._given[episode] is None:
