@@ -79,6 +79,17 @@ def _steps(kept: Any, where: str) -> list[int]:
     return kept
 
 
+def _by_scope(d: Mapping, field: str) -> dict:
+    """A field of scoped.json holding what each scope keeps to read an add sent again (``sent``, ``given``,
+    ``gone``; a save without it holds none), else a ValueError naming it: of another shape (a list, null) it was
+    "'list' object has no attribute 'items'", naming no field."""
+    kept = d.get(field, {})
+    if not isinstance(kept, dict):
+        raise ValueError(f"{field} must be an object of the scopes' episodes (strings) to what each keeps, got "
+                         f"{type(kept).__name__}")
+    return kept
+
+
 class ScopedFiles:
     """A ScopedMemory's save and load (mixin of sam_model.memory.scoped.ScopedMemory; see the module doc)."""
 
@@ -194,11 +205,11 @@ class ScopedFiles:
                                    for ep, n in d.get("numbering", {}).items()}
                 self._unknown = {ep: set(_steps(st, f"unknown of {ep!r}")) for ep, st in d.get("unknown", {}).items()}
                 # saves before 2026-12-06: none; kept for a scope whose memories are all deleted (_drop_conversation)
-                self._sent = {ep: resent.check(k, f"sent of {ep!r}") for ep, k in d.get("sent", {}).items()}
+                self._sent = {ep: resent.check(k, f"sent of {ep!r}") for ep, k in _by_scope(d, "sent").items()}
                 self._given = {ep: resent.check_given(k, f"given of {ep!r}")  # saves before stop 64: none
-                               for ep, k in d.get("given", {}).items()}
+                               for ep, k in _by_scope(d, "given").items()}
                 self._gone = {ep: live_responses.check_gone(g, f"gone of {ep!r}")  # saves before stop 62: none
-                              for ep, g in d.get("gone", {}).items()}
+                              for ep, g in _by_scope(d, "gone").items()}
                 self._dropped = dict.fromkeys(_dropped(d.get("dropped"), self))  # the deleted scopes' order
                 self._times = _times(d.get("times", []))  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
