@@ -14,8 +14,8 @@ that add sent again with what came since, and its start is dropped (:func:`repea
 opens with the last, which held every earlier one: the concatenation of what the scope stored of it. Without
 anything written once among them (a first turn of words alone in Converse, a "yes" said again, a history written by
 hand without times), or with ids that are the tools' names (Strands' Ollama and Gemini models write those: the same
-id at each call of a tool), they are read as new, as before (but after the scope's first add, its whole
-conversation, an add going on past it: :func:`repeated`). New messages added alone, then the whole history, stored
+id at each call of a tool), they are read as new, as before (but after an add read as new that opens
+with no kept add, its whole conversation, an add going on past it: :func:`repeated`, :func:`new_mark`). New messages added alone, then the whole history, stored
 the earlier ones again (but the first add's) until stop 64: the scope keeps a digest of all it was given, in order
 (:func:`given`), and a history opening with all of it, holding something written once, is it sent again. Kept as (:func:`key` of its messages, how many), saved with the scope, and kept when the
 scope's memories are all deleted (a history sent again then stays deleted). A Pydantic AI history compacted in a
@@ -69,7 +69,7 @@ NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
 def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
     """What the scope keeps of an add of ``items`` to tell them again by ([digest, count], and ``true`` after them
     where ``whole``: the add held the scope's whole conversation, from its first message); None: they are no agent
-    history's messages (:data:`FORMATS`; any other add takes the kept adds' marks: :func:`apart`)."""
+    history's messages (:data:`FORMATS`; any other add takes the older kept adds' marks: :func:`apart`)."""
     if not items or (fmt := detect(list(items))) not in FORMATS or (told := _digest(items)) is None:
         return None
     if fmt == "pydantic-ai" and None not in (tail := [_one(m) for m in items[-TAIL:]]):
@@ -170,17 +170,27 @@ def dropped(before: Sequence[Any]) -> list[list[Any]]:
 
 def apart(before: Sequence[Any]) -> list[list[Any]]:
     """The kept adds (:func:`kept`) after an add of other items to the scope (a fact as text, OpenAI messages, an
-    agent-log event, an agent's session lines): none marks the scope's whole conversation any more (:func:`whole`),
-    which went on without them, but each is still told by what it holds written once. Until stop 64 such an add
-    forgot them, and a Strands hook's whole history after the next invocation, opening with its last add, its
-    calls by their toolUseIds, stored every earlier turn again (a fact remembered between two invocations of a
-    claims agent: 13 memories for 9)."""
-    return [*(k[:2] for k in before[:-1]), *(_unmarked(k) for k in before[-1:])]
+    agent-log event, an agent's session lines): as after a delete (:func:`dropped`), the last alone still stands for
+    the whole conversation the agent holds, which such an add is no part of; the others are told by what they hold
+    written once. Until stop 64 such an add forgot them, and a Strands hook's whole history after the next
+    invocation, opening with its last add, its calls by their toolUseIds, stored every earlier turn again (a fact
+    remembered between two invocations of a claims agent: 13 memories for 9); until the review of stop 64 it took
+    the last's mark too, and a hook's history of words alone was read as new at every later message, the whole
+    conversation stored again each time (21 memories for 7)."""
+    return dropped(before)
 
 
-def _unmarked(k: list[Any]) -> list[Any]:
-    """A :func:`key` without its mark of the scope's whole conversation (a Pydantic AI add's keeps its tail)."""
-    return [k[0], k[1], False, k[3]] if len(k) == 4 else k[:2]
+def new_mark(items: Sequence[Any], kept: Sequence[Any] | None) -> bool:
+    """Whether an add of ``items`` read as new stands for the scope's whole conversation (:func:`whole`): it opens
+    with none of the scope's kept adds. A new session's first message in a scope by user alone, its hook adding
+    the whole history at each message, was no mark (only the scope's first add was), and each message of the
+    second conversation was stored again at every later message (14 memories for 8). One opening with a kept add
+    is a "yes" said again (added alone twice, then with its reply: each stored)."""
+    told: dict[int, str | None] = {}
+    for k in kept or ():
+        if len(items) >= k[1] and told.setdefault(k[1], _digest(list(items[:k[1]]))) == k[0]:
+            return False
+    return True
 
 
 def given(before: Sequence[Any] | None, items: Sequence[Any]) -> list[Any] | None:
@@ -374,4 +384,4 @@ def _key_ok(d: Any) -> bool:
 
 
 __all__ = ["FORMATS", "KEPT", "TAIL", "apart", "check", "check_given", "compacted", "dropped", "given", "key", "kept",
-           "note", "opens_with_given", "repeated", "whole"]
+           "new_mark", "note", "opens_with_given", "repeated", "whole"]

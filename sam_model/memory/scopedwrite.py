@@ -215,7 +215,7 @@ class ScopedWrites:
             out: dict[str, list] = {"results": self._add_messages(
                 messages, episode, scopes, metadata, notes,
                 skip={n["message"] for n in skipped if "message" in n and "part" not in n}) if data else []}
-            whole = resent.whole(last) if again else opens
+            whole = resent.whole(last) if again else opens or resent.new_mark(items, self._sent.get(episode))
             # a text is a fact remembered (MCP remember's text), not a history sent: apart, as before OpenAI's rule
             if not text and (sent := resent.key(items, whole)) is not None:
                 self._sent[episode] = resent.kept(self._sent.get(episode), sent, bool(again))
@@ -299,7 +299,7 @@ class ScopedWrites:
 
     def _apart(self, episode: str) -> None:
         """After an add of other items than the kept adds' (sam_model.memory.resent.apart): they stay, told by
-        what they hold written once, none the scope's whole conversation any more."""
+        what they hold written once, the last alone still the scope's whole conversation."""
         if kept := self._sent.get(episode):
             self._sent[episode] = resent.apart(kept)
 
