@@ -154,3 +154,39 @@ def test_a_served_hook_adding_its_history_with_a_remembered_fact_between_stores_
     for run, n in (("claims", 9), ("words", 7)):
         scope = {"user_id": "mia", "run_id": run}
         assert _said(held, **scope) == _said(memory, **scope) and len(_said(memory, **scope)) == n
+
+
+def test_a_scope_given_nothing_new_after_a_save_from_before_given_saves_a_memory_that_loads(tmp_path):
+    """A scope loaded from a save made before 'given' (none kept), then its last add retried whole (read once,
+    nothing new): 'given' was saved as ["", 0], which load refuses, and the memory (a sam-serve tenant's
+    checkpoint) no longer loaded. Nothing given is kept as nothing now."""
+    msgs = _claim()
+    memory = _memory()
+    memory.add(msgs[:4], user_id="t", run_id="r")
+    saved = memory.save(tmp_path / "m")
+    d = json.loads((saved / "scoped.json").read_text())
+    (saved / "scoped.json").write_text(json.dumps({k: v for k, v in d.items() if k != "given"}))
+    memory = ScopedMemory.load(saved, HashingEncoder(16))
+    before = _said(memory)
+    out = memory.add(msgs[:4], user_id="t", run_id="r")  # retried: read once
+    assert out["results"] == [] and out["notes"]
+    loaded = ScopedMemory.load(memory.save(tmp_path / "again"), HashingEncoder(16))
+    assert _said(loaded) == before
+    out = loaded.add(msgs, user_id="t", run_id="r")
+    assert len(out["results"]) == 4 and out["notes"][0]["reason"].startswith("data[0:4]: the scope's last add")
+
+
+def test_a_save_of_a_scope_given_nothing_as_stop_64_wrote_it_loads(tmp_path):
+    """A save whose 'given' holds ["", 0] (stop 64 wrote it for a scope given nothing new) loads, that scope
+    given nothing, its memories all there; another shape is still refused."""
+    msgs = _claim()
+    memory = _memory()
+    memory.add(msgs[:4], user_id="t", run_id="r")
+    saved = memory.save(tmp_path / "m")
+    d = json.loads((saved / "scoped.json").read_text())
+    (saved / "scoped.json").write_text(json.dumps({**d, "given": {"t//r": ["", 0]}}))
+    loaded = ScopedMemory.load(saved, HashingEncoder(16))
+    assert _said(loaded) == _said(memory) and "t//r" not in loaded._given
+    (saved / "scoped.json").write_text(json.dumps({**d, "given": {"t//r": ["x", 0]}}))
+    with pytest.raises(SAMFileError, match=r"given of 't//r' must be"):
+        ScopedMemory.load(saved, HashingEncoder(16))

@@ -197,13 +197,15 @@ def given(before: Sequence[Any] | None, items: Sequence[Any]) -> list[Any] | Non
     """What a scope keeps of the messages it was given, in order, after it takes ``items`` (an add's, or the rest
     of one read from after a kept add): [a digest of them all, how many], chained from ``before`` (None: none yet)
     message by message, so that :func:`opens_with_given` tells a history opening with them without their words.
-    None where a message has no digest (:func:`_digest`)."""
+    None where a message has no digest (:func:`_digest`), or none was given: ``["", 0]`` (a scope holding none,
+    loaded from a save before stop 64, its last add retried) was saved, refused at load (:func:`check_given`), and
+    the memory no longer loaded."""
     told, n = (before[0], before[1]) if before else ("", 0)
     for m in items:
         if (one := _digest([m])) is None:
             return None
         told, n = hashlib.sha1(f"{told}{one}".encode()).hexdigest(), n + 1
-    return [told, n]
+    return [told, n] if n else None
 
 
 def opens_with_given(items: Sequence[Any], kept: Sequence[Any] | None) -> int:

@@ -207,7 +207,7 @@ class ScopedFiles:
                 # saves before 2026-12-06: none; kept for a scope whose memories are all deleted (_drop_conversation)
                 self._sent = {ep: resent.check(k, f"sent of {ep!r}") for ep, k in _by_scope(d, "sent").items()}
                 self._given = {ep: resent.check_given(k, f"given of {ep!r}")  # saves before stop 64: none
-                               for ep, k in _by_scope(d, "given").items()}
+                               for ep, k in _by_scope(d, "given").items() if k != ["", 0]}  # stop 64's nothing
                 self._gone = {ep: live_responses.check_gone(g, f"gone of {ep!r}")  # saves before stop 62: none
                               for ep, g in _by_scope(d, "gone").items()}
                 self._dropped = dict.fromkeys(_dropped(d.get("dropped"), self))  # the deleted scopes' order
