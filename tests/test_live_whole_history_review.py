@@ -32,15 +32,16 @@ def _add(memory: ScopedMemory, data, how: str, tmp_path) -> ScopedMemory:
     return ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16)) if how == "saved and loaded" else memory
 
 
-@pytest.mark.parametrize("between", ["a fact as text", "openai messages", "an agent-log event"])
+@pytest.mark.parametrize("between", ["a fact as text", "responses items", "an agent-log event"])
 @pytest.mark.parametrize("how", ["in process", "saved and loaded", "checked first"])
 def test_a_whole_history_of_words_after_another_add_stores_each_message_once(tmp_path, how, between):
     """A hook adding a conversation of words alone whole at each message, and another add to its scope between two
-    of them (a fact remembered as text, OpenAI messages, an agent-log event): the kept adds lost their mark of the
+    of them (a fact remembered as text, Responses items, an agent-log event): the kept adds lost their mark of the
     scope's whole conversation, so the next history, opening with the scope's last add, was read as new, and so
     was every later one: the whole conversation stored again at each message (21 memories for 7)."""
     msgs, fact = [_words(r, s) for r, s in WORDS], "Note: the customer prefers email."
-    other = {"a fact as text": fact, "openai messages": [{"role": "user", "content": fact}],
+    other = {"a fact as text": fact,
+             "responses items": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": fact}]}],
              "an agent-log event": [Event(episode_id="x", step=0, kind="observation", text=fact)]}[between]
     memory = _memory()
     for end in (1, 2):
