@@ -164,3 +164,32 @@ def test_a_langchain_chat_message_is_not_taken_for_llamaindex():
     assert detect(messages) == "langchain"
     assert detect(conversations(1, 0)[0][1]) == "llamaindex"
 
+
+
+def openai_messages_with_kwargs() -> list[dict]:
+    """OpenAI messages as an exporter writes them with an additional_kwargs beside OpenAI's own fields."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "find_patient",
+                                                             "arguments": json.dumps({"last_name": "Ruiz"})}}
+    return [{"role": "user", "content": "refill RX-7734521 for Ruiz", "additional_kwargs": {}},
+            {"role": "assistant", "content": None, "additional_kwargs": {}, "tool_calls": [call]},
+            {"role": "tool", "content": '{"patient_id": "PT-48213"}', "tool_call_id": "call_1", "additional_kwargs": {}},
+            {"role": "assistant", "content": "Found you.", "additional_kwargs": {}}]
+
+
+def test_openai_messages_with_additional_kwargs_stay_openai(tmp_path):
+    """OpenAI messages carrying an additional_kwargs (each, the user's words none of OpenAI's fields) were read by
+    the llamaindex reader, their top-level tool_calls and tool_call_id unread: the conversation the openai reader
+    converted before was refused as 'no tool call read by the llamaindex reader'."""
+    from sam_model.data.formats import detect
+
+    messages = openai_messages_with_kwargs()
+    assert detect(messages) == "openai"
+    path = tmp_path / "chats.jsonl"
+    path.write_text(json.dumps({"id": "c1", "messages": messages}) + "\n")
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(json.dumps({"id": "c1", "messages": [{k: v for k, v in m.items() if k != "additional_kwargs"}
+                                                          for m in messages]}) + "\n")
+    report = ImportReport()
+    assert events_of(path, report=report) == events_of(plain)
+    assert report.formats == {"openai": 1}
+

@@ -27,18 +27,27 @@ CONTEXT = ("a LlamaIndex workflow Context (ctx.to_dict()), which holds no chat m
            "leaves the agent's memory out of it); save the memory's messages after each run instead, json.dump([m."
            "model_dump() for m in memory.get_all()], f), a .json a conversation (sam-data formats: llamaindex)")
 ASSISTANTS = ("model", "chatbot")  # MessageRole.MODEL (Gemini), MessageRole.CHATBOT (Cohere): the assistant
+# OpenAI's own fields of a message, which no ChatMessage.model_dump() holds: an exporter writing OpenAI messages with
+# an additional_kwargs beside them (LangChain's copy) wrote OpenAI's, which the openai reader reads
+OPENAI = ("tool_calls", "tool_call_id", "function_call")
 
 
 def is_message(m: Any) -> bool:
     """A ``ChatMessage.model_dump()``: a role beside ``additional_kwargs`` and its ``blocks`` (or, before 0.12, its
     ``content``), and no ``type``: a LangChain ``ChatMessage``'s model_dump holds a role and additional_kwargs too,
-    beside its type ``chat`` (a LangChain conversation holding one was taken for LlamaIndex's)."""
+    beside its type ``chat`` (a LangChain conversation holding one was taken for LlamaIndex's). Nor OpenAI's own
+    fields (:data:`OPENAI`): an OpenAI message an exporter gave an ``additional_kwargs`` is OpenAI's."""
     return isinstance(m, Mapping) and "role" in m and "type" not in m and isinstance(
-        m.get("additional_kwargs"), Mapping) and (isinstance(m.get("blocks"), list) or "content" in m)
+        m.get("additional_kwargs"), Mapping) and (isinstance(m.get("blocks"), list) or "content" in m) and not any(
+        k in m for k in OPENAI)
 
 
 def sniff(messages: list[Any]) -> bool:
-    return any(is_message(m) for m in messages)
+    """LlamaIndex's messages, none holding OpenAI's own fields: an OpenAI conversation whose messages all carry an
+    ``additional_kwargs`` (its user's words none of OpenAI's fields) was read by this reader, its ``tool_calls`` and
+    ``tool_call_id`` unread ("no tool call read by the llamaindex reader"), where the openai reader read it before."""
+    return any(is_message(m) for m in messages) and not any(
+        isinstance(m, Mapping) and any(k in m for k in OPENAI) for m in messages)
 
 
 def is_history(doc: Any) -> bool:
