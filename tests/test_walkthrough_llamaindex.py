@@ -193,3 +193,31 @@ def test_openai_messages_with_additional_kwargs_stay_openai(tmp_path):
     assert events_of(path, report=report) == events_of(plain)
     assert report.formats == {"openai": 1}
 
+
+def test_anthropic_and_converse_calls_in_additional_kwargs_are_read(tmp_path):
+    """Before ToolCallBlock (llama-index-core 0.12, 0.13) the Anthropic integration wrote a call only as its
+    ToolUseBlock's dict in additional_kwargs.tool_calls ({"id", "name", "input", "type": "tool_use"}), Bedrock
+    Converse's as {"toolUseId", "name", "input"}: the whole conversation was refused ('a tool call must be {"id",
+    "function": ...}'). Each reads as the OpenAI SDK's copy does."""
+    cid, messages = conversations(1, 0)[0]
+    sdk, anthropic, converse = [], [], []
+    for m in messages:
+        text = "\n".join(b["text"] for b in m["blocks"] if b["block_type"] == "text") or None
+        calls = m["additional_kwargs"].get("tool_calls", [])
+        kwargs = {"tool_call_id": m["additional_kwargs"]["tool_call_id"]} if m["role"] == "tool" else {}
+        old = {"role": m["role"], "content": text}
+        sdk.append({**old, "additional_kwargs": {**kwargs, **({"tool_calls": calls} if calls else {})}})
+        anthropic.append({**old, "additional_kwargs": {**kwargs, **({"tool_calls": [
+            {"id": c["id"], "input": json.loads(c["function"]["arguments"]), "name": c["function"]["name"],
+             "type": "tool_use"} for c in calls]} if calls else {})}})
+        converse.append({**old, "additional_kwargs": {**kwargs, **({"tool_calls": [
+            {"toolUseId": c["id"], "input": c["function"]["arguments"], "name": c["function"]["name"]}
+            for c in calls]} if calls else {})}})
+    for name, history in (("sdk", sdk), ("anthropic", anthropic), ("converse", converse)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(history))
+    want = events_of(tmp_path / "sdk.json")
+    assert sum(e["kind"] == "action" for e in want) == len(calls_of(messages))
+    for name in ("anthropic", "converse"):
+        report = ImportReport()
+        assert events_of(tmp_path / f"{name}.json", report=report) == [{**e, "episode_id": name} for e in want]
+        assert report.formats == {"llamaindex": 1}

@@ -77,8 +77,10 @@ def _blocks(m: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
 
 
 def _kwargs_calls(kwargs: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
-    """``additional_kwargs.tool_calls`` as OpenAI calls: the SDK's (``{"id", "function"}``) or a ``ToolSelection``'s
-    dump (``{"tool_id", "tool_name", "tool_kwargs"}``)."""
+    """``additional_kwargs.tool_calls`` as OpenAI calls: the SDK's (``{"id", "function"}``), a ``ToolSelection``'s
+    dump (``{"tool_id", "tool_name", "tool_kwargs"}``), or what the Anthropic and Bedrock Converse integrations wrote
+    before ``ToolCallBlock`` (an Anthropic ``ToolUseBlock``'s dict ``{"id", "name", "input"}``, a Converse
+    ``{"toolUseId", "name", "input"}``): those were refused, the whole conversation with them."""
     calls = kwargs.get("tool_calls") or []
     if not isinstance(calls, list):
         raise TranscriptFormatError(where, f"additional_kwargs.tool_calls is {json_type(calls)}, expected a list")
@@ -89,9 +91,12 @@ def _kwargs_calls(kwargs: Mapping[str, Any], where: str) -> list[dict[str, Any]]
             out.append(chat_call(c.get("id"), c["function"].get("name"), c["function"].get("arguments"), w))
         elif isinstance(c, Mapping) and "tool_name" in c:
             out.append(chat_call(c.get("tool_id"), c["tool_name"], c.get("tool_kwargs"), w))
+        elif isinstance(c, Mapping) and "name" in c and "input" in c:  # Anthropic's ToolUseBlock, Converse's toolUse
+            out.append(chat_call(c.get("id", c.get("toolUseId")), c["name"], c["input"], w))
         else:
-            raise TranscriptFormatError(w, "a tool call must be {\"id\", \"function\": {\"name\", \"arguments\"}} "
-                                           "or {\"tool_id\", \"tool_name\", \"tool_kwargs\"}")
+            raise TranscriptFormatError(w, "a tool call must be {\"id\", \"function\": {\"name\", \"arguments\"}}, "
+                                           "{\"tool_id\", \"tool_name\", \"tool_kwargs\"} or {\"id\" (or "
+                                           "\"toolUseId\"), \"name\", \"input\"}")
     return out
 
 
