@@ -221,3 +221,27 @@ def test_anthropic_and_converse_calls_in_additional_kwargs_are_read(tmp_path):
         report = ImportReport()
         assert events_of(tmp_path / f"{name}.json", report=report) == [{**e, "episode_id": name} for e in want]
         assert report.formats == {"llamaindex": 1}
+
+
+def test_a_jsonl_converted_before_the_llamaindex_reader_is_converted_again(tmp_path, monkeypatch):
+    """A .jsonl line holding a LlamaIndex history from before 0.12 (content, the calls in additional_kwargs) was
+    converted by the openai reader under CONVERSION_VERSION 165 (its results alone, no call), and the llamaindex
+    reader came with no new version: train.py and evaluate.py kept that conversion cached (the cache is per
+    machine)."""
+    from sam_model.data import sources
+
+    cid, messages = conversations(1, 0)[0]
+    older = [{"role": m["role"], "additional_kwargs": m["additional_kwargs"],
+              "content": "\n".join(b["text"] for b in m["blocks"] if b["block_type"] == "text") or None}
+             for m in messages]
+    path = tmp_path / "chats.jsonl"
+    path.write_text(json.dumps({"id": cid, "messages": older}) + "\n")
+    monkeypatch.setattr(sources, "CONVERSION_VERSION", 165)  # the version the openai reader converted it under
+    old = sources.materialise(path, cache_dir=tmp_path / "cache")
+    old.write_text("".join(line.replace('"kind": "action"', '"kind": "user"') + "\n"
+                           for line in old.read_text().splitlines()))  # what it wrote then: no call
+    monkeypatch.undo()
+    new = sources.materialise(path, cache_dir=tmp_path / "cache")
+    assert new != old
+    assert [json.loads(line)["kind"] for line in new.read_text().splitlines()].count("action") == \
+        len(calls_of(messages))

@@ -533,7 +533,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 166: a SQL query's RETURNING is no sign of PostgreSQL (159 took it for one): SQLite and MariaDB write it too, and
 # read a value's double quotes as a string, so INSERT ... VALUES ("Alice") RETURNING id reads Alice again (159 to
 # 165 read it as a name). examples/logs convert byte for byte.
-CONVERSION_VERSION = 166
+# 167: LlamaIndex chat histories (ChatMessage.model_dump(): a role beside additional_kwargs) are the llamaindex
+# reader's: a conversation of them in a .jsonl of {"id", "messages"} lines, which 165's openai reader converted (a
+# version before 0.12's content with its calls in additional_kwargs: the results alone, cut from their calls), now
+# gives its calls. OpenAI messages with an additional_kwargs beside tool_calls or tool_call_id stay openai.
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 167
 
 
 @dataclass(frozen=True)
