@@ -245,3 +245,40 @@ def test_a_jsonl_converted_before_the_llamaindex_reader_is_converted_again(tmp_p
     assert new != old
     assert [json.loads(line)["kind"] for line in new.read_text().splitlines()].count("action") == \
         len(calls_of(messages))
+
+
+def react_memory() -> list[dict]:
+    """What a ReActAgent's memory holds after a run (llama-index-core 0.14.25, a scripted model): the user's message
+    and one assistant message joining the reasoning steps' get_content(), the action input a dict's Python repr."""
+    reasoning = "\n".join([
+        "Thought: I need the patient.", "Action: find_patient", "Action Input: {'last_name': 'Ruiz'}",
+        "Observation: {'patient_id': 'PT-48213', 'store': 'store-0412'}",
+        "Thought: Now the refills.", "Action: request_refill",
+        "Action Input: {'patient_id': 'PT-48213', 'rx_number': 'RX-7734521'}",
+        "Observation: no refills left on RX-7734521:", "ask the prescriber",
+        "Thought: I can answer.", "Answer: RX-7734521 has no refills left; ask your prescriber."])
+    return [{"role": "user", "additional_kwargs": {}, "blocks": [{"block_type": "text",
+                                                                                "text": "refill RX-7734521 for Ruiz"}]},
+            {"role": "assistant", "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": reasoning}]}]
+
+
+def test_a_react_agents_calls_in_its_words_are_read(tmp_path):
+    """A ReActAgent writes its calls as Thought / Action / Action Input lines and the tools' results as Observation
+    lines, one assistant message in its memory: read as words, the memory held no call and was refused ('no
+    tool-call fields of any format at all'). Each action is a call, its observation the result, the answer the
+    assistant's words; a message opening with a thought but making no call is words, as before."""
+    path = tmp_path / "react.json"
+    path.write_text(json.dumps(react_memory()))
+    events = events_of(path)
+    assert [e["text"] for e in events if e["kind"] == "action"] == [
+        "CALL find_patient(last_name=Ruiz)", "CALL request_refill(patient_id=PT-48213, rx_number=RX-7734521)"]
+    results = [e for e in events if e["kind"] == "result"]
+    assert [e["text"] for e in results] == [
+        "find_patient: {'patient_id': 'PT-48213', 'store': 'store-0412'}",
+        "request_refill: no refills left on RX-7734521:\nask the prescriber"]
+    assert events[-1]["text"] == "RX-7734521 has no refills left; ask your prescriber."
+    assert any(e.get("useful_memory_steps") == [0] for e in events)  # RX-7734521, traced to the user's words
+    words = react_memory()
+    words[1]["blocks"][0]["text"] = "Thought: nothing to call.\nAnswer: hello"
+    (tmp_path / "words.json").write_text(json.dumps(words))
+    assert [e["text"] for e in events_of(tmp_path / "words.json", allow_empty=True)][-1] == words[1]["blocks"][0]["text"]

@@ -538,7 +538,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # version before 0.12's content with its calls in additional_kwargs: the results alone, cut from their calls), now
 # gives its calls. OpenAI messages with an additional_kwargs beside tool_calls or tool_call_id stay openai.
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 167
+# 168: a LlamaIndex ReActAgent's reasoning message (Thought / Action / Action Input / Observation lines, then Answer)
+# is read as its calls and their results, the answer its words (166 read it as words: no call). Histories without
+# such a message, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 168
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ text), and a tool's result a ``tool`` message naming the call in ``additional_kw
 integration writes each call twice, as a block and as the SDK's ``tool_calls`` in ``additional_kwargs`` (``{"id",
 "function": {"name", "arguments"}}``): the blocks are read, the copy only where a message has no call blocks (an
 integration, or a version before 0.14, that wrote only it; a version before 0.12 wrote ``content`` and no blocks).
-Gemini's ``model`` and Cohere's ``chatbot`` are the assistant. Other blocks (``thinking``, images, audio, documents)
+Gemini's ``model`` and Cohere's ``chatbot`` are the assistant. A ``ReActAgent``'s calls are in its words
+(:mod:`.llamaindex_react`). Other blocks (``thinking``, images, audio, documents)
 are counted, not read. One code path: the messages become OpenAI chat messages, read by :mod:`.chat`.
 """
 
@@ -19,7 +20,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from sam_model.data.formats import chat
+from sam_model.data.formats import chat, llamaindex_react
 from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each
 from sam_model.io import json_type
 
@@ -102,7 +103,7 @@ def _kwargs_calls(kwargs: Mapping[str, Any], where: str) -> list[dict[str, Any]]
 
 def to_chat(messages: list[Any], where: str) -> Chat:
     out, ignored = [], Counter()
-    for _, m, w in each(messages, where):
+    for i, m, w in each(messages, where):
         blocks = _blocks(m, w)
         if not isinstance(m.get("additional_kwargs", {}), Mapping):
             raise TranscriptFormatError(w, f"'additional_kwargs' is {json_type(m['additional_kwargs'])}, expected "
@@ -118,6 +119,10 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         message: dict[str, Any] = {"role": role, "content": "\n".join(texts) if texts else None}
         if role == "assistant" and (calls or (calls := _kwargs_calls(kwargs, w))):
             message["tool_calls"] = calls
+        elif role == "assistant" and message["content"] and (react := llamaindex_react.to_messages(
+                message["content"], w, i)):  # a ReActAgent's reasoning, its calls in its words
+            out.extend(react)
+            continue
         if role == "tool":
             if kwargs.get("tool_call_id") is not None:
                 message["tool_call_id"] = str(kwargs["tool_call_id"])
