@@ -282,3 +282,24 @@ def test_a_react_agents_calls_in_its_words_are_read(tmp_path):
     words[1]["blocks"][0]["text"] = "Thought: nothing to call.\nAnswer: hello"
     (tmp_path / "words.json").write_text(json.dumps(words))
     assert [e["text"] for e in events_of(tmp_path / "words.json", allow_empty=True)][-1] == words[1]["blocks"][0]["text"]
+
+
+def test_a_question_asked_again_is_stored_where_ollama_named_its_results_by_the_tool():
+    """Before ToolCallBlock, Ollama's integration gave no call id: its calls in additional_kwargs.tool_calls, each
+    result's additional_kwargs.tool_call_id the tool's name. Read as an id written once (only the blocks' names were
+    known), a question asked again in a new run, answered alike and added alone, was read as the last add sent
+    again and not stored."""
+    run = [{"role": "user", "content": "is RX-7734521 ready?", "additional_kwargs": {}},
+           {"role": "assistant", "content": None, "additional_kwargs": {"tool_calls": [
+               {"function": {"name": "get_refill_status", "arguments": {"rx_number": "RX-7734521"}}}]}},
+           {"role": "tool", "content": "{'status': 'ready'}", "additional_kwargs": {"tool_call_id": "get_refill_status"}},
+           {"role": "assistant", "content": "Ready for pickup.", "additional_kwargs": {}}]
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(run, user_id="me", run_id="s")
+    assert "notes" not in memory.add(run, user_id="me", run_id="s")
+    assert len(listed(memory)) == 2 * len(run)
+    ids = [{**m, "additional_kwargs": {"tool_call_id": "call_9"}} if m["role"] == "tool" else m for m in run]
+    again = ScopedMemory(HashingEncoder(16))  # a real id is written once: the add sent again is read once
+    again.add(ids, user_id="me", run_id="s")
+    assert again.add(ids, user_id="me", run_id="s")["notes"]
+    assert len(listed(again)) == len(run)

@@ -292,13 +292,27 @@ def _smolagents_once(head: list[Any]) -> bool:
 
 def _llamaindex_once(head: list[Any]) -> bool:
     """Whether LlamaIndex messages hold a call's id written once: a ``tool_call`` block's ``tool_call_id`` that is not
-    its tool's name, or a tool message's ``additional_kwargs.tool_call_id`` that is none of the add's tools' names."""
+    its tool's name, or a tool message's ``additional_kwargs.tool_call_id`` that is none of the add's tools' names,
+    those of its blocks and of the calls in ``additional_kwargs.tool_calls`` (Ollama's integration, which gives no
+    id, names each call's result by its tool: a question asked again, answered alike, added alone, was read as the
+    last add sent again where its calls were only there, before ``ToolCallBlock``)."""
     blocks = [b for m in head if isinstance(m, Mapping) and isinstance(m.get("blocks"), list) for b in m["blocks"]
               if isinstance(b, Mapping) and b.get("block_type") == "tool_call"]
-    names = {b.get("tool_name") for b in blocks}
+    names = {b.get("tool_name") for b in blocks} | {_call_name(c) for m in head if isinstance(m, Mapping) and isinstance(
+        kw := m.get("additional_kwargs"), Mapping) and isinstance(kw.get("tool_calls"), list) for c in kw["tool_calls"]}
     return any(isinstance(i := b.get("tool_call_id"), str) and i and i not in names for b in blocks) or any(
         isinstance(m, Mapping) and isinstance(kw := m.get("additional_kwargs"), Mapping)
         and isinstance(i := kw.get("tool_call_id"), str) and i and i not in names for m in head)
+
+
+def _call_name(call: Any) -> str | None:
+    """The tool a call in a LlamaIndex message's ``additional_kwargs.tool_calls`` names (the OpenAI SDK's or Ollama's
+    ``function.name``, a ``ToolSelection``'s ``tool_name``, Anthropic's or Converse's ``name``)."""
+    if not isinstance(call, Mapping):
+        return None
+    function = call.get("function")
+    name = function.get("name") if isinstance(function, Mapping) else call.get("tool_name", call.get("name"))
+    return name if isinstance(name, str) else None  # a set holds it: a name that is a list was a TypeError
 
 
 def _id(i: Any, name: Any) -> bool:
