@@ -303,3 +303,25 @@ def test_a_question_asked_again_is_stored_where_ollama_named_its_results_by_the_
     again.add(ids, user_id="me", run_id="s")
     assert again.add(ids, user_id="me", run_id="s")["notes"]
     assert len(listed(again)) == len(run)
+
+
+def test_a_history_trimmed_at_its_start_is_stored_once():
+    """memory.get() of a ChatMemoryBuffer drops the history's start past its token limit (llama-index-core 0.14.25:
+    after three runs it held the second and third): added after each run, the trimmed history opened with the end of
+    the last add, no kept add, and was stored again from there. A call's id among those messages tells them."""
+    messages = next(m for _, m in conversations(10, 0) if sum(x["role"] == "user" for x in m) >= 3)
+    starts = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    (tmp := ScopedMemory(HashingEncoder(16))).add(messages, user_id="me", run_id="s")
+    want = listed(tmp)
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(messages[:starts[2]], user_id="me", run_id="s")  # the first two runs, whole
+    result = memory.add(messages[starts[1]:], user_id="me", run_id="s")  # the first run trimmed away
+    again = starts[2] - starts[1]
+    assert result["notes"] == [{"reason": f"data[0:{again}]: the end of the scope's last add (the history trimmed "
+                                          "before it) of LlamaIndex messages (told by their call ids), sent again: "
+                                          "read once, not stored again"}]
+    assert listed(memory) == want
+    runs = ScopedMemory(HashingEncoder(16))  # each run's messages added alone: none opens with the last's end
+    for a, b in zip(starts, [*starts[1:], len(messages)]):
+        assert "notes" not in runs.add(messages[a:b], user_id="me", run_id="s")
+    assert listed(runs) == want

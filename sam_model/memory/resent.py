@@ -55,6 +55,7 @@ from sam_model.memory.live import digest
 FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents", "llamaindex", "openai", "anthropic", "langchain")
 KEPT = 8  # adds a scope keeps the key of (:func:`kept`): a run made at once with another adds soon after it
 TAIL = 256  # messages of the last Pydantic AI add a scope keeps the digest of, one each (:func:`compacted`)
+TAILED = ("pydantic-ai", "llamaindex")  # the formats whose last add's TAIL a scope keeps, for :func:`compacted`
 # an add's note (:func:`note`): the format's messages, and what told them
 NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
          "pydantic-ai": ("Pydantic AI", "told by their timestamps or tool_call_ids"),
@@ -72,7 +73,7 @@ def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
     history's messages (:data:`FORMATS`; any other add takes the older kept adds' marks: :func:`apart`)."""
     if not items or (fmt := detect(list(items))) not in FORMATS or (told := _digest(items)) is None:
         return None
-    if fmt == "pydantic-ai" and None not in (tail := [_one(m) for m in items[-TAIL:]]):
+    if fmt in TAILED and None not in (tail := [_one(m) for m in items[-TAIL:]]):
         return [told, len(items), whole, tail]  # its last messages one by one, for a compaction's (compacted)
     return [told, len(items), True] if whole else [told, len(items)]
 
@@ -88,16 +89,18 @@ def compacted(items: Sequence[Any], kept: Sequence[Any] | None) -> tuple[int, in
     add sent again, as (where they start: after the summary's messages, how many; None: it does not). The kept
     turns are the end of the history the run was given, the last add, which each is told by (its digest, one each:
     :func:`key`), where they hold something written once (a timestamp). The add opened with no kept add, and the
-    turns were stored again (the travel walkthrough's second run, 8 memories, twice)."""
+    turns were stored again (the travel walkthrough's second run, 8 memories, twice). A LlamaIndex history trimmed
+    at its start (``ChatMemoryBuffer.get()`` past its token limit) keeps no summary: it opens with the end of the
+    last add, told by a call's id among them, and was stored again from there (where 0: from the add's start)."""
     last = kept[-1] if kept else None
-    if last is None or len(last) < 4 or not items or detect(list(items)) != "pydantic-ai":
+    if last is None or len(last) < 4 or not items or (fmt := detect(list(items))) not in TAILED:
         return None
-    c = next((i for i, m in enumerate(items) if not _compaction(m)), len(items))
+    c = next((i for i, m in enumerate(items) if not _compaction(m)), len(items)) if fmt == "pydantic-ai" else 0
     tail = last[3]
     told = [_one(m) for m in items[c:c + len(tail)]]
     for k in range(len(told), 0, -1):
         if told[:k] == tail[-k:] and _once(list(items[c:c + k])):
-            return (c, k) if c else None
+            return (c, k) if c or fmt == "llamaindex" else None
     return None
 
 
@@ -229,20 +232,22 @@ def check_given(d: Any, name: str) -> list[Any]:
     return d
 
 
-def note(items: Sequence[Any], again: int, latest: bool | None = True, at: int = 0) -> str:
+def note(items: Sequence[Any], again: int, latest: bool | None = True, at: int = 0, end: bool = False) -> str:
     """An add's note that its first ``again`` messages (:func:`repeated`: the scope's last add where ``latest``,
     else one of its last KEPT; None: all it was given, :func:`opens_with_given`), or those from ``at`` on
-    (:func:`compacted`), were read once: what told them, their
+    (:func:`compacted`; ``end``: the end of the last add, opening a history trimmed), were read once: what told them, their
     ids or times, or where they hold none, that they were the scope's whole conversation (said told by ids it had
     none of until stop 63)."""
     name, told = NAMES[detect(list(items))]
-    if not at and not _once(list(items[:again])):
+    if not at and not end and not _once(list(items[:again])):
         told = "the scope's whole conversation, which the add goes on from"
     which = "the scope's last add" if latest else f"one of the scope's last {KEPT} adds"
     if latest is None:
         which = "all the scope was given"
     if at:
         which = "the end of the scope's last add, kept after a compaction"
+    elif end:
+        which = "the end of the scope's last add (the history trimmed before it)"
     return f"data[{at}:{at + again}]: {which} of {name} messages ({told}), sent again: read once, not stored again"
 
 

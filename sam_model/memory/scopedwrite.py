@@ -209,7 +209,8 @@ class ScopedWrites:
             if again:  # a caller's ``read`` (check_add, in this hold of the lock) is of the rest already
                 data = rest
                 notes.append({"reason": resent.note(items, again, None if last is None else
-                                                    last == self._sent[episode][-1], at)})
+                                                    last == self._sent[episode][-1], at, last is not None and
+                                                    again < last[1])})
             # checked before the conversation's state takes any of them
             messages, skipped = read if read is not None else read_add(data, name) if data else ([], [])
             out: dict[str, list] = {"results": self._add_messages(
@@ -293,7 +294,8 @@ class ScopedWrites:
             return given, items[given:], f"{name}[{given}:]", None, 0  # all the scope was given: resent.given
         if last is None and (cut := resent.compacted(items, kept)) is not None:  # a compaction's kept turns
             at, again = cut
-            return again, items[:at] + items[at + again:], f"{name}[:{at}]+{name}[{at + again}:]", kept[-1], at
+            cut_name = f"{name}[:{at}]+{name}[{at + again}:]" if at else f"{name}[{again}:]"  # at 0: trimmed
+            return again, items[:at] + items[at + again:], cut_name, kept[-1], at
         again = last[1] if last is not None else 0
         return again, items[again:], f"{name}[{again}:]" if again else name, last, 0
 
