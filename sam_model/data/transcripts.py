@@ -657,7 +657,7 @@ def _main(argv: list[str]) -> int:
                                             "save_state() (.json, one conversation) or the folder of them, or a "
                                             "smolagents agent's memory steps (.json: get_full_steps(), one "
                                             "conversation), or a LlamaIndex agent's chat history (.json: "
-                                            "[m.model_dump() for m in memory.get_all()], one conversation); a folder "
+                                            "[m.model_dump(mode='json') for m in memory.get_all()], one conversation); a folder "
                                             "holding "
                                             "runs of several of these is read whole, each run by its reader (a .json "
                                             "beside the others is a run when it holds a list of events)")

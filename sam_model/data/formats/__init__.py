@@ -134,8 +134,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            smolagents.to_chat, smolagents.sniff),
     Format("llamaindex", "LlamaIndex chat history (llama-index-core ChatMessage.model_dump(): text and tool_call "
            "blocks, tool messages naming additional_kwargs.tool_call_id; FunctionAgent / AgentWorkflow memory)",
-           'one conversation a .json file holding [m.model_dump() for m in memory.get_all()], or a folder of them; '
-           'or a .jsonl of {"id", "messages": [m.model_dump() for m in memory.get_all()]} lines',
+           'one conversation a .json file holding [m.model_dump(mode="json") for m in memory.get_all()], or a folder '
+           'of them; or a .jsonl of {"id", "messages": [...]} lines of them',
            llamaindex.to_chat, llamaindex.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);

@@ -1,7 +1,8 @@
 """LlamaIndex chat history: ``ChatMessage.model_dump()`` of an agent's memory (llama-index-core 0.12 and later).
 
 A LlamaIndex agent (``FunctionAgent``, ``AgentWorkflow``) keeps its conversation in a ``Memory``; what a program saves
-is ``[m.model_dump() for m in memory.get_all()]``. (``ctx.to_dict()`` of the workflow's Context holds no messages in
+is ``[m.model_dump(mode="json") for m in memory.get_all()]`` (``model_dump()`` keeps an image's url or path as
+an object ``json.dump`` refuses). (``ctx.to_dict()`` of the workflow's Context holds no messages in
 llama-index-core 0.14: it skips the memory as unserializable.) Each message is ``{"role", "additional_kwargs",
 "blocks"}``: the words are its ``text`` blocks (``ChatMessage.content`` joins them with a newline), a tool call a
 ``tool_call`` block ``{"tool_call_id", "tool_name", "tool_kwargs"}`` (the arguments an object, or the model's JSON
@@ -26,7 +27,8 @@ from sam_model.io import json_type
 
 CONTEXT = ("a LlamaIndex workflow Context (ctx.to_dict()), which holds no chat messages to read (llama-index-core "
            "leaves the agent's memory out of it); save the memory's messages after each run instead, json.dump([m."
-           "model_dump() for m in memory.get_all()], f), a .json a conversation (sam-data formats: llamaindex)")
+           "model_dump(mode='json') for m in memory.get_all()], f), a .json a conversation (sam-data formats: "
+           "llamaindex)")
 ASSISTANTS = ("model", "chatbot")  # MessageRole.MODEL (Gemini), MessageRole.CHATBOT (Cohere): the assistant
 # OpenAI's own fields of a message, which no ChatMessage.model_dump() holds: an exporter writing OpenAI messages with
 # an additional_kwargs beside them (LangChain's copy) wrote OpenAI's, which the openai reader reads
