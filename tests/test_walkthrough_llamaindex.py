@@ -280,10 +280,12 @@ def test_a_react_agents_calls_in_its_words_are_read(tmp_path):
         "request_refill: no refills left on RX-7734521:\nask the prescriber"]
     assert events[-1]["text"] == "RX-7734521 has no refills left; ask your prescriber."
     assert any(e.get("useful_memory_steps") == [0] for e in events)  # RX-7734521, traced to the user's words
-    words = react_memory()
-    words[1]["blocks"][0]["text"] = "Thought: nothing to call.\nAnswer: hello"
-    (tmp_path / "words.json").write_text(json.dumps(words))
-    assert [e["text"] for e in events_of(tmp_path / "words.json", allow_empty=True)][-1] == words[1]["blocks"][0]["text"]
+    for text in ("Thought: nothing to call.\nAnswer: hello",  # no action
+                 "Thought: I need the patient.\nAction: find_patient\nAction Input: {'last_name': 'Ruiz'}"):
+        words = react_memory()  # the second: a model's words that look like an action, no tool ran (no observation)
+        words[1]["blocks"][0]["text"] = text
+        (tmp_path / "words.json").write_text(json.dumps(words))
+        assert [e["text"] for e in events_of(tmp_path / "words.json", allow_empty=True)][-1] == text
 
 
 def test_a_question_asked_again_is_stored_where_ollama_named_its_results_by_the_tool():

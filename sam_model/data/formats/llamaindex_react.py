@@ -47,7 +47,7 @@ def _arguments(text: str) -> Any:
 def to_messages(text: str, where: str, at: int) -> list[dict[str, Any]] | None:
     """The OpenAI chat messages of a ReAct reasoning ``text`` (the message ``at`` of its conversation): a call per
     action, its observation the result; None where ``text`` is not such reasoning (no thought opening it, no action,
-    or steps out of the ReAct order), read as words, as before."""
+    steps out of the ReAct order, an action without its observation, no answer last), read as words, as before."""
     fields = _fields(text)
     if fields is None or not any(label == "Action" for label, _ in fields):
         return None
@@ -69,4 +69,6 @@ def to_messages(text: str, where: str, at: int) -> list[dict[str, Any]] | None:
             i += 2
         else:
             return None
-    return out
+    # the agent keeps its reasoning once it answered (finalize): each action's observation, then the answer; a
+    # model's words that only look like an action (no observation: no tool ran) are words
+    return out if pending is None and out[-1]["role"] == "assistant" and "tool_calls" not in out[-1] else None
