@@ -28,7 +28,7 @@ ids, written once: its whole memory added after each run stored the earlier runs
 15 memories, stored 33 after three runs). A LlamaIndex agent's memory (``[m.model_dump() for m in
 memory.get_all()]``) holds no time; what it writes once is a call's id (a ``tool_call`` block's ``tool_call_id``, a
 ``tool`` message's ``additional_kwargs.tool_call_id``): a pharmacy refill conversation, 16 memories, stored 28 after
-three runs.
+its two runs (one of three runs, 24 memories, stored 58).
 OpenAI Chat Completions and Anthropic Messages carry no message id
 either; what they write once is a tool call's id (OpenAI's ``tool_calls`` ``id``, ``call_...``, and its ``tool``
 message's ``tool_call_id``; Anthropic's ``tool_use`` ``id``, ``toolu_...``, and its ``tool_result``'s
