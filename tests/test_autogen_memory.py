@@ -163,6 +163,19 @@ def test_add_query_update_context_and_clear_keep_to_the_memorys_scopes(adapter):
         adapter.SAMAutoGenMemory(store)
 
 
+@pytest.mark.parametrize(("given", "named"), [({"user_id": "", "agent_id": "helpdesk"}, "user_id"),
+                                              ({"user_id": "mia", "run_id": "a/b"}, "run_id"),
+                                              ({"user_id": 7}, "user_id"),
+                                              ({"agent_id": "help\ndesk"}, "agent_id"),
+                                              ({"user_id": "mia", "k": 0}, "k")])
+def test_a_bad_scope_or_k_is_refused_when_made(adapter, given, named):
+    """A scope ScopedMemory refuses (an empty string, a '/', a number, a line break) or a k out of range was taken
+    when made and refused at the first add or query, inside the agent's run (user_id='' beside agent_id was even
+    taken for no user): now refused when made, naming it."""
+    with pytest.raises(ValueError, match=f"^{named} "):
+        adapter.SAMAutoGenMemory(ScopedMemory(HashingEncoder(16)), **given)
+
+
 def test_without_autogen_the_import_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "autogen_core.memory", None)  # as if not installed
     monkeypatch.delitem(sys.modules, "sam_model.integrations.autogen", raising=False)

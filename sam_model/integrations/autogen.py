@@ -8,7 +8,7 @@
     (await memory.query("which laptop?")).results                      # MemoryContent, best first
 
 The memory's scopes (``user_id``, ``agent_id``, ``run_id``, at least one: a search without any is refused, as
-ScopedMemory refuses it) are fixed when it is made, so one agent's memory never reads another user's. A memory given
+ScopedMemory refuses it) are fixed and checked (as ScopedMemory checks them, and ``k``) when it is made, so one agent's memory never reads another user's. A memory given
 no ``user_id`` is no user's: it reads and clears only memories of no user (ScopedMemory's scopes are filters, so
 ``agent_id="helpdesk"`` alone matched each user's memories with the helpdesk too: an agent's shared memory beside
 each user's own put one user's in another's context, and its ``clear()`` deleted every user's). What each
@@ -56,6 +56,7 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
 
 from pydantic import BaseModel
 
+from sam_model.limits import check_k, check_scope
 from sam_model.memory import ScopedMemory
 
 HEADER = "\nRelevant memory content (in chronological order):\n"  # ListMemory's: what the autogen reader counts
@@ -125,10 +126,12 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, k: int = 5) -> None:
         scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        for name, value in scopes.items():  # as ScopedMemory checks them: a bad one was refused at the first add or
+            check_scope(value, name)        # query, inside the agent's run (user_id='' beside agent_id taken for none)
         if not any(scopes.values()):
             raise ValueError("SAMAutoGenMemory needs a scope (user_id, agent_id or run_id): a memory of no scope would "
                              "search every user's")
-        self.memory, self.scopes, self.k = memory, scopes, k
+        self.memory, self.scopes, self.k = memory, scopes, check_k(k)
         self.filters = None if user_id is not None else NO_USER
 
     def _to_config(self) -> SAMAutoGenMemoryConfig:
