@@ -1,0 +1,144 @@
+"""SAM in LlamaIndex: a memory block of ``llama_index.core.memory.Memory`` that stores the agent's conversation and
+recalls the scopes' best memories for its current state.
+
+    pip install llama-index-core           # one with Memory and its blocks (0.14.25 tested); nothing in the core imports it
+
+    store = ScopedMemory(SAMRetriever.from_pretrained("sam-general"))
+    block = SAMMemoryBlock(store, user_id="mia", agent_id="helpdesk")
+    memory = block.attach(Memory.from_defaults(session_id="mia-1", token_limit=40000))
+    await FunctionAgent(tools=[...], llm=llm).run("Where is my order?", memory=memory)
+
+What is stored: each time Memory asks its blocks (``aget``: before each model call of an agent's run and after the
+run's messages are put, FunctionAgent's ``finalize``) or flushes to them (``aput``), the block reads the whole saved
+history of the Memory it is attached to, ``[m.model_dump() for m in await memory.aget_all()]`` (the messages flushed
+out of the token window and those in it), with the ``llamaindex`` log reader (sam_model.data.formats.llamaindex: the
+one code path), and adds to ScopedMemory the chat messages read past those of its last call. So the scopes hold what
+``sam-data transcripts`` reads of the same history saved afterwards: what SAM was trained on, each message once. Not
+the flush alone: Memory flushes a message to its blocks only when it leaves the token window (most never do), and its
+``aget(input=...)`` hands the blocks a copy of the user's message that is in no history. Hence ``attach``: a block
+cannot find the Memory holding it, and one never attached refuses its first call in one line.
+
+What is recalled: ``aget`` returns the scopes' ``k`` best memories (default 5), numbered, best first (a memory's
+further lines indented), ranked by the scopes' live state (ScopedMemory.live_state: the state of the conversation
+just stored, the agent's current task state) and the text of the last message Memory gives it; Memory puts them in
+its system message (``memory_blocks_template``). Nothing found: nothing added.
+
+Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) and ``k`` are fixed and checked when the block is made
+(as ScopedMemory checks them). A block made without ``user_id`` is no user's: it recalls only memories of no user
+(ScopedMemory's scopes are filters, so ``agent_id="helpdesk"`` alone matched each user's memories with that agent
+too: sam_model.integrations.autogen had that leak). Store calls run in a worker thread (``asyncio.to_thread``), so the
+agent's event loop is not blocked by an encoder's forward pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from typing import Any
+
+try:
+    from llama_index.core.memory import BaseMemoryBlock
+except ImportError as exc:  # an optional integration: said in one line, not a traceback into llama-index's imports
+    raise ImportError(f"sam_model.integrations.llamaindex needs llama-index-core with Memory's BaseMemoryBlock ({exc}): "
+                      "pip install -U llama-index-core, or use ScopedMemory directly") from None
+
+from pydantic import PrivateAttr
+
+from sam_model.data.formats.llamaindex import to_chat
+from sam_model.limits import check_k, check_scope
+from sam_model.memory import ScopedMemory
+
+log = logging.getLogger(__name__)
+
+NO_USER = {"user_id": {"eq": None}}  # a block of no user recalls no user's memories
+NOT_ATTACHED = ("SAMMemoryBlock is not attached to a Memory, so it cannot read the agent's history: make the memory "
+                "with memory = block.attach(Memory.from_defaults(session_id=...)) and give the agent that memory")
+
+
+def _text(message: Any) -> str:
+    """A ChatMessage's words: its text blocks, joined as ``ChatMessage.content`` joins them."""
+    blocks = getattr(message, "blocks", None) or []
+    return "\n".join(b.text for b in blocks if isinstance(getattr(b, "text", None), str))
+
+
+class SAMMemoryBlock(BaseMemoryBlock[str]):
+    """A Memory block over a ScopedMemory in fixed scopes: stores the attached Memory's history, recalls the
+    scopes' best memories for the live state (see the module doc)."""
+
+    name: str = "sam_memory"
+    description: str | None = "Memories of earlier conversations and tool results, best first"
+
+    _store: Any = PrivateAttr()
+    _scopes: dict[str, str | None] = PrivateAttr()
+    _k: int = PrivateAttr()
+    _filters: dict[str, Any] | None = PrivateAttr()
+    _memory: Any = PrivateAttr(default=None)
+    _read: list[dict[str, Any]] = PrivateAttr(default_factory=list)  # the history's dumps read so far
+    _added: int = PrivateAttr(default=0)  # how many of the reader's chat messages of them were stored
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
+                 run_id: str | None = None, k: int = 5, **block: Any) -> None:
+        scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        for name, value in scopes.items():  # checked when made: refused at the first call, it ended the agent's run
+            check_scope(value, name)
+        if not any(scopes.values()):
+            raise ValueError("SAMMemoryBlock needs a scope (user_id, agent_id or run_id): a memory of no scope would "
+                             "hold or search every user's")
+        k = check_k(k)
+        super().__init__(**block)
+        self._store, self._scopes, self._k = memory, scopes, k
+        self._filters = None if user_id is not None else NO_USER
+
+    def attach(self, memory: Any) -> Any:
+        """Read ``memory``'s history (its ``aget_all()``) from now on, and join its blocks if not among them;
+        returns ``memory``. One Memory a block: a second one's history would be read as the first's."""
+        if self._memory is not None and self._memory is not memory:
+            raise ValueError("SAMMemoryBlock is attached to another Memory already: make one block per Memory "
+                             "(the same ScopedMemory and scopes may serve several)")
+        if not any(b is self for b in memory.memory_blocks):
+            memory.memory_blocks.append(self)
+        self._memory = memory
+        return memory
+
+    async def sync(self) -> None:
+        """Store what the attached Memory's history holds past what was stored (the module doc)."""
+        if self._memory is None:
+            raise RuntimeError(NOT_ATTACHED)
+        # through JSON, as a saved history is read: a role is MessageRole (a str enum) before, "user" after
+        dumps = json.loads(json.dumps([m.model_dump() for m in await self._memory.aget_all()], default=str))
+        await asyncio.to_thread(self._store_new, dumps)
+
+    def _store_new(self, dumps: list[dict[str, Any]]) -> None:
+        with self._lock:
+            if len(dumps) <= len(self._read) and self._read[:len(dumps)] == dumps:
+                return  # nothing new: read already (a call that got the history before another stored it)
+            if dumps[:len(self._read)] != self._read:  # memory.aset or reset replaced what was read
+                log.warning("SAMMemoryBlock: the Memory's history no longer begins with the %d messages read "
+                            "(memory.aset or reset): read again from its start, its messages stored again",
+                            len(self._read))
+                self._added = 0
+            self._read = dumps
+            chat = to_chat(dumps, "the Memory's history")
+            if new := chat.messages[self._added:]:
+                self._store.add(new, **self._scopes)
+            self._added = len(chat.messages)
+
+    def recall(self, query: str) -> str:
+        """The scopes' ``k`` best memories for the live state and ``query``, numbered, best first."""
+        found = self._store.search(query, state="live", limit=self._k, filters=self._filters,
+                                   **self._scopes)["results"]
+        return "\n".join(f"{i}. " + hit["memory"].replace("\n", "\n" + " " * len(f"{i}. "))
+                         for i, hit in enumerate(found, start=1))
+
+    async def _aget(self, messages: list[Any] | None = None, **block_kwargs: Any) -> str:
+        await self.sync()
+        asked = next((t for m in reversed(messages or []) if (t := _text(m).strip())), "")
+        return await asyncio.to_thread(self.recall, asked)
+
+    async def _aput(self, messages: list[Any]) -> None:
+        """Messages flushed out of the token window: already in the history (archived before the flush), stored
+        as a part of it."""
+        await self.sync()

@@ -1,0 +1,370 @@
+"""sam_model.integrations.llamaindex: SAMMemoryBlock, a memory block of LlamaIndex's ``Memory`` over ScopedMemory.
+llama-index-core is no dependency: where it is not installed a stand-in of BaseMemoryBlock (as llama-index-core 0.14
+has it) and of a Memory calling its blocks as 0.14's does check the adapter's own logic; the last tests run a real
+FunctionAgent with a scripted model (no network) where llama-index-core is installed."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import copy
+import importlib
+import importlib.util
+import json
+import logging
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from sam_model.data.transcripts import iter_transcript_events
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+MODULE = "sam_model.integrations.llamaindex"
+T = TypeVar("T")
+
+
+def _fake_llama_index() -> dict[str, types.ModuleType]:
+    """llama_index.core.memory's BaseMemoryBlock as llama-index-core 0.14 writes it: a pydantic model whose aget and
+    aput call the subclass's _aget and _aput (aput marking each flushed message with its session)."""
+    root, core, memory = (types.ModuleType(n) for n in ("llama_index", "llama_index.core", "llama_index.core.memory"))
+
+    class BaseMemoryBlock(BaseModel, Generic[T]):
+        model_config = ConfigDict(arbitrary_types_allowed=True)
+        name: str
+        description: str | None = None
+        priority: int = 0
+        accept_short_term_memory: bool = True
+
+        async def aget(self, messages: list | None = None, **block_kwargs: Any) -> T:
+            return await self._aget(messages, **block_kwargs)
+
+        async def aput(self, messages: list, from_short_term_memory: bool = False, session_id: str | None = None):
+            if from_short_term_memory and not self.accept_short_term_memory:
+                return
+            for message in messages if session_id is not None else []:
+                message.additional_kwargs["session_id"] = session_id
+            await self._aput(messages)
+
+    memory.BaseMemoryBlock = BaseMemoryBlock
+    root.core, core.memory = core, memory
+    return {"llama_index": root, "llama_index.core": core, "llama_index.core.memory": memory}
+
+
+@pytest.fixture
+def adapter(monkeypatch):
+    """sam_model.integrations.llamaindex, over the real llama-index-core where installed, else over the stand-in."""
+    if importlib.util.find_spec("llama_index") is None:
+        for name, module in _fake_llama_index().items():
+            monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.delitem(sys.modules, MODULE, raising=False)
+    yield importlib.import_module(MODULE)
+    sys.modules.pop(MODULE, None)
+
+
+class Text:
+    def __init__(self, text: str) -> None:
+        self.block_type, self.text = "text", text
+
+
+class Call:
+    def __init__(self, call_id: str, name: str, kwargs: dict[str, Any]) -> None:
+        self.block_type, self.tool_call_id, self.tool_name, self.tool_kwargs = "tool_call", call_id, name, kwargs
+
+
+class Msg:
+    """A ChatMessage: its role, blocks and additional_kwargs, dumped as ``model_dump()`` dumps it."""
+
+    def __init__(self, role: str, *blocks: Any, **additional_kwargs: Any) -> None:
+        self.role, self.blocks, self.additional_kwargs = role, list(blocks), additional_kwargs
+
+    def model_dump(self) -> dict[str, Any]:
+        return {"role": self.role, "additional_kwargs": dict(self.additional_kwargs),
+                "blocks": [dict(vars(b)) for b in self.blocks]}
+
+
+class Memory:
+    """llama-index-core 0.14's Memory as it calls its blocks: messages kept in order, the oldest archived (flushed
+    to the blocks) past ``window`` messages, whole turns (the window starts at a user message); ``aget(input=...)``
+    hands the blocks the window and a new user message of the input; ``aget_all()`` copies of every message, as
+    its SQL store gives them back."""
+
+    def __init__(self, window: int = 100, session_id: str = "s1") -> None:
+        self.messages: list[Msg] = []
+        self.archived, self.window, self.session_id, self.memory_blocks = 0, window, session_id, []
+        self.given: list[str] = []  # what the blocks returned, each aget
+
+    async def aput(self, message: Msg) -> None:
+        self.messages.append(message)
+        active = self.messages[self.archived:]
+        if len(active) > self.window:
+            cut = len(active) - self.window
+            while cut < len(active) - 1 and active[cut].role != "user":
+                cut += 1
+            if cut and active[cut].role == "user":
+                flushed = copy.deepcopy(active[:cut])
+                self.archived += cut
+                for block in self.memory_blocks:
+                    await block.aput(flushed, from_short_term_memory=True, session_id=self.session_id)
+
+    async def aget(self, input: str | None = None) -> None:
+        given = copy.deepcopy(self.messages[self.archived:]) + ([Msg("user", Text(input))] if input else [])
+        for block in self.memory_blocks:
+            self.given.append(await block.aget(given, session_id=self.session_id))
+
+    async def aget_all(self) -> list[Msg]:
+        return copy.deepcopy(self.messages)
+
+
+async def agent_run(memory: Memory, user: str, calls: list[tuple[str, str, dict[str, Any], str]], answer: str):
+    """A FunctionAgent's run as 0.14 writes its memory: the user's message put, aget; each model call's tool call
+    and result kept in the scratchpad, aget(input=the user's words) before the next model call; at the end the
+    scratchpad and the answer put (finalize), aget."""
+    await memory.aput(Msg("user", Text(user)))
+    await memory.aget()
+    scratchpad = []
+    for call_id, name, kwargs, result in calls:
+        scratchpad += [Msg("assistant", Call(call_id, name, kwargs)), Msg("tool", Text(result), tool_call_id=call_id)]
+        await memory.aget(input=user)
+    for message in [*scratchpad, Msg("assistant", Text(answer))]:
+        await memory.aput(message)
+    await memory.aget()
+
+
+def listed(store: ScopedMemory, **scopes: str) -> list[tuple[int, str]]:
+    return [(r["step"], r["memory"]) for r in sorted(store.get_all(**scopes, limit=None)["results"],
+                                                     key=lambda r: r["step"])]
+
+
+def imported(history: list[dict[str, Any]], path: Path) -> list[tuple[int, str]]:
+    """What ``sam-data transcripts`` reads of the saved history ``[m.model_dump() for m in memory.get_all()]``."""
+    path.write_text(json.dumps(history))
+    return [(e["step"], e["text"]) for e in iter_transcript_events(path)]
+
+
+RUNS = [("Where is my last order?", [("c1", "get_order", {"order_id": "ORD-5521"}, "ORD-5521: shipped to Paris")],
+         "It shipped to Paris."),
+        ("Change its address to Lyon", [("c2", "get_order", {"order_id": "ORD-5521"}, "ORD-5521: in transit"),
+                                        ("c3", "set_address", {"order_id": "ORD-5521", "city": "Lyon"}, "done")],
+         "Done: it goes to Lyon."),
+        ("Thanks", [], "You are welcome.")]
+
+
+@pytest.mark.parametrize("window", [100, 4])
+def test_the_block_stores_what_the_reader_reads_of_the_saved_history(adapter, tmp_path, window):
+    """Three runs of an agent: the scope holds what sam-data transcripts reads of the Memory's history saved
+    afterwards, each message once, whether it left the token window (window 4: flushed to the block) or never did
+    (window 100: never flushed, so a block storing the flush alone stored nothing); the copy of the user's message
+    aget(input=...) adds is in no history and is not stored."""
+    store = ScopedMemory(HashingEncoder(64))
+    block = adapter.SAMMemoryBlock(store, user_id="mia", agent_id="shop")
+    memory = block.attach(Memory(window))
+    assert memory.memory_blocks == [block]
+
+    async def run() -> None:
+        for user, calls, answer in RUNS:
+            await agent_run(memory, user, calls, answer)
+
+    asyncio.run(run())
+    assert (memory.archived > 0) == (window == 4)
+    history = [m.model_dump() for m in memory.messages]
+    got = listed(store, user_id="mia", agent_id="shop")
+    assert got == imported(history, tmp_path / "history.json"), got
+    assert [t for _, t in got].count("Where is my last order?") == 1
+
+
+def test_it_recalls_the_scopes_best_memories_by_the_live_state(adapter):
+    """aget returns the scopes' best memories, numbered, best first, ranked by the live state of the conversation
+    just stored: another user's memory never comes back, nor an empty block when nothing is found."""
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Mia's last order is ORD-5521", user_id="mia", agent_id="shop")
+    store.add("Ola's last order is ORD-9000", user_id="ola", agent_id="shop")
+    memory = adapter.SAMMemoryBlock(store, user_id="mia", agent_id="shop", k=3).attach(Memory())
+    asyncio.run(memory.aput(Msg("user", Text("Where is my last order?"))))
+    asyncio.run(memory.aget())
+    first = memory.given[0]
+    assert first.startswith("1. ") and "Mia's last order is ORD-5521" in first and "ORD-9000" not in first, first
+    assert len(first.splitlines()) <= 3
+    live = store.live_state(user_id="mia", agent_id="shop")
+    ranked = store.search("Where is my last order?", state=live, limit=3, user_id="mia", agent_id="shop")["results"]
+    assert first == "\n".join(f"{i}. {h['memory']}" for i, h in enumerate(ranked, start=1))
+    nothing = adapter.SAMMemoryBlock(ScopedMemory(HashingEncoder(64)), user_id="ann")
+    assert asyncio.run(asyncio.to_thread(nothing.recall, "Where is my last order?")) == ""  # Memory adds no block
+
+
+def test_a_memory_of_several_lines_is_numbered_once(adapter):
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("the address:\n12 rue Lafayette\nLyon", user_id="mia")
+    memory = adapter.SAMMemoryBlock(store, user_id="mia").attach(Memory())
+    asyncio.run(memory.aget())
+    assert memory.given == ["1. the address:\n   12 rue Lafayette\n   Lyon"]
+
+
+def test_a_block_of_no_user_recalls_no_users_memories(adapter):
+    """Scopes are filters: a search of agent_id="shop" alone matched each user's memories with that agent
+    (sam_model.integrations.autogen's leak). A block made without user_id (the shop's own memory beside each user's
+    block) recalls only memories of no user."""
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Mia's card number ends in 4242", user_id="mia", agent_id="shop")
+    store.add("a card reader is reset by unplugging it", agent_id="shop")
+    shared = adapter.SAMMemoryBlock(store, agent_id="shop", name="shop_memory")
+    mine = adapter.SAMMemoryBlock(store, user_id="mia", agent_id="shop")
+    memory = Memory()
+    shared.attach(memory)
+    asyncio.run(memory.aput(Msg("user", Text("what is my card number?"))))
+    asyncio.run(memory.aget())
+    assert "a card reader is reset" in memory.given[0] and "4242" not in memory.given[0], memory.given
+    assert ["what is my card number?"] == [t for _, t in listed(store, agent_id="shop", filters={"user_id": {"eq": None}})
+                                           if "card number" in t]  # the conversation stored as no user's too
+    assert "4242" in asyncio.run(asyncio.to_thread(mine.recall, "which card number?"))
+
+
+def test_a_block_not_attached_refuses_its_first_call(adapter):
+    """Given to Memory.from_defaults(memory_blocks=[block]) alone, a block cannot read the history (Memory hands it
+    the window and copies): its first call says what to do, in one line."""
+    block = adapter.SAMMemoryBlock(ScopedMemory(HashingEncoder(16)), user_id="mia")
+    memory = Memory()
+    memory.memory_blocks.append(block)
+    with pytest.raises(RuntimeError, match=r"^SAMMemoryBlock is not attached .*block\.attach\(Memory"):
+        asyncio.run(memory.aget())
+    block.attach(memory)
+    assert memory.memory_blocks == [block]  # joined once
+    with pytest.raises(ValueError, match="attached to another Memory"):
+        block.attach(Memory())
+
+
+def test_a_history_replaced_is_read_again_and_said(adapter, caplog):
+    store = ScopedMemory(HashingEncoder(64))
+    memory = adapter.SAMMemoryBlock(store, user_id="mia").attach(Memory())
+    asyncio.run(agent_run(memory, "Where is my last order?", [], "Let me see."))
+    memory.messages = [Msg("user", Text("Start over"))]  # memory.aset(...)
+    with caplog.at_level(logging.WARNING, logger=MODULE):
+        asyncio.run(memory.aget())
+    assert "no longer begins with the 2 messages read" in caplog.text
+    assert [t for _, t in listed(store, user_id="mia")][-1] == "Start over"
+
+
+def test_a_call_that_read_the_history_before_another_stored_it_stores_nothing(adapter, caplog):
+    """Memory flushes to its blocks and asks them at once (asyncio): a call that read the history before another
+    call stored a longer one is behind it, not a history replaced (which is read again, its messages stored twice)."""
+    store = ScopedMemory(HashingEncoder(64))
+    block = adapter.SAMMemoryBlock(store, user_id="mia")
+    first, second = [Msg("user", Text("Where is my last order?"))], [Msg("assistant", Text("Let me see."))]
+    block._store_new([m.model_dump() for m in first + second])
+    with caplog.at_level(logging.WARNING, logger=MODULE):
+        block._store_new([m.model_dump() for m in first])
+    assert caplog.text == "" and [t for _, t in listed(store, user_id="mia")] == ["Where is my last order?",
+                                                                                  "Let me see."]
+
+
+@pytest.mark.parametrize(("given", "named"), [({"user_id": "", "agent_id": "shop"}, "user_id"),
+                                              ({"user_id": "mia", "run_id": "a/b"}, "run_id"),
+                                              ({"user_id": 7}, "user_id"),
+                                              ({"user_id": "mia", "k": 0}, "k")])
+def test_a_bad_scope_or_k_is_refused_when_made(adapter, given, named):
+    with pytest.raises(ValueError, match=f"^{named} "):
+        adapter.SAMMemoryBlock(ScopedMemory(HashingEncoder(16)), **given)
+    with pytest.raises(ValueError, match="needs a scope"):
+        adapter.SAMMemoryBlock(ScopedMemory(HashingEncoder(16)))
+
+
+def test_without_llama_index_the_import_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "llama_index.core.memory", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, MODULE, raising=False)
+    with pytest.raises(ImportError, match="pip install -U llama-index-core"):
+        importlib.import_module(MODULE)
+    sys.modules.pop(MODULE, None)
+
+
+def test_the_core_package_never_imports_llama_index():
+    code = ("import sys, sam_model, sam_model.memory, sam_model.data.formats.files, sam_model.integrations; "
+            "print(sorted(m for m in sys.modules if m.startswith(('llama_index', 'sam_model.integrations.llamaindex'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
+
+
+def _scripted(turns: list[tuple[str, list[tuple[str, dict[str, Any]]]]]) -> tuple[Any, list[list[Any]]]:
+    """A MockFunctionCallingLLM answering each model call with the next scripted turn (its text, its tool calls);
+    the messages of each call are kept."""
+    from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    seen: list[list[Any]] = []
+    script = iter(turns)
+
+    def respond(messages: list[Any], **kwargs: Any) -> Any:
+        seen.append(list(messages))
+        text, calls = next(script)
+        blocks = [ToolCallBlock(tool_call_id=f"call-{len(seen)}-{i}", tool_name=name, tool_kwargs=args)
+                  for i, (name, args) in enumerate(calls)]
+        return ChatMessage(role="assistant", blocks=[TextBlock(text=text), *blocks])
+
+    return MockFunctionCallingLLM(response_generator=respond), seen
+
+
+def get_order(order_id: str) -> str:
+    """Where an order is."""
+    return f"order {order_id}: shipped to Paris"
+
+
+@pytest.mark.parametrize("token_limit", [30000, 40])
+def test_a_real_function_agent_stores_its_runs_and_recalls_its_users_memories(token_limit, tmp_path):
+    """A real FunctionAgent (a scripted model, no network) with the block: before each model call the system message
+    holds the user's memory (not another user's), and the scope holds what sam-data transcripts reads of the
+    Memory's history saved afterwards, whether messages left the token window (40 tokens) or not."""
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core): "
+                                                   "the stand-in above checks the adapter without it")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.memory import Memory as LlamaMemory
+    from llama_index.core.storage.chat_store.base_db import MessageStatus
+
+    from sam_model.integrations.llamaindex import SAMMemoryBlock
+
+    store = ScopedMemory(HashingEncoder(64))
+    scopes = {"user_id": "mia", "agent_id": "shop"}
+    store.add("Mia's last order is ORD-5521", **scopes)  # an earlier session's
+    store.add("Ola's last order is ORD-9000", user_id="ola", agent_id="shop")
+    memory = SAMMemoryBlock(store, **scopes).attach(LlamaMemory.from_defaults(session_id="mia-1",
+                                                                               token_limit=token_limit))
+    llm, seen = _scripted([("Let me look.", [("get_order", {"order_id": "ORD-5521"})]), ("It shipped to Paris.", []),
+                           ("Noted.", []), ("Let me look again.", [("get_order", {"order_id": "ORD-5521"})]),
+                           ("Still shipped.", [])])
+    agent = FunctionAgent(tools=[get_order], llm=llm, system_prompt="You are a shop assistant.")
+
+    async def run() -> None:
+        for asked in ("Where is my last order?", "Please deliver it to the front desk", "And now?"):
+            await agent.run(asked, memory=memory)
+
+    asyncio.run(run())
+    systems = [" ".join(m.content for m in call if m.role == "system") for call in seen]
+    assert "Mia's last order is ORD-5521" in systems[0] and "ORD-9000" not in systems[0], systems[0]
+    assert all("<sam_memory>" in system and "ORD-9000" not in system for system in systems), systems
+    history = [m.model_dump() for m in memory.get_all()]
+    assert len(history) == 10  # 4 messages of each run with a tool call, 2 of the run without
+    got = listed(store, **scopes)
+    assert got[0] == (0, "Mia's last order is ORD-5521")
+    assert got[1:] == [(step + 1, text) for step, text in imported(history, tmp_path / "h.json")], got
+    archived = memory.get_all(status=MessageStatus.ARCHIVED)  # left the window, flushed to the block
+    assert bool(archived) == (token_limit == 40), archived
+
+
+def test_the_readme_snippet_runs_as_written_with_real_llama_index():
+    """README's LlamaIndex block (a plain fence: the README's tests run without llama-index) run as written, given the
+    agent's own ``llm`` (scripted) and ``get_order``: the run is stored and the user's memory recalled."""
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    start = readme.index("```\nfrom llama_index.core.agent.workflow import FunctionAgent\n") + 4
+    code = readme[start:readme.index("```", start)]
+    llm, seen = _scripted([("", [("get_order", {"order_id": "ORD-5521"})]), ("It shipped to Paris.", [])])
+    names = {"llm": llm, "get_order": get_order}
+    ran = eval(compile(code, "README.md (LlamaIndex)", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), names)
+    if ran is not None:  # a coroutine: the snippet awaits at its top level, as in a notebook
+        asyncio.run(ran)
+    store, scopes = names["store"], {"user_id": "mia", "agent_id": "shop"}
+    stored = [r["memory"] for r in store.get_all(**scopes, limit=None)["results"]]
+    assert "Where is my last order?" in stored and "get_order: order ORD-5521: shipped to Paris" in stored, stored
+    assert "It shipped to Paris." in stored and len(seen) == 2
