@@ -20,6 +20,7 @@ import pytest
 from smolagents_leave import conversations
 
 from sam_model.data.transcripts import iter_transcript_events
+from sam_model.integrations.fitting import CUT_AT
 from sam_model.memory import HashingEncoder, ScopedMemory
 
 MODULE = "sam_model.integrations.smolagents"
@@ -193,7 +194,7 @@ def test_a_step_longer_than_a_memory_is_stored_cut_and_the_run_goes_on(adapter, 
             agent.run(prompt, run, reset=i == 0)
     path = tmp_path / "m.json"
     path.write_text(json.dumps(steps))
-    want = [(e["step"], e["text"]) for e in iter_transcript_events(path, result_limit=adapter.CUT_AT)]
+    want = [(e["step"], e["text"]) for e in iter_transcript_events(path, result_limit=CUT_AT)]
     assert listed(memory, user_id="emp") == want
     assert f"{len(page):,} characters" in caplog.text
 

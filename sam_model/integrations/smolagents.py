@@ -53,16 +53,15 @@ if not hasattr(smolagents, "AgentMemory"):  # before 1.8: agent.logs, no agent.m
                       f"{getattr(smolagents, '__version__', 'a version')}, whose agents keep no agent.memory): pip "
                       "install -U smolagents")
 
-from sam_model.data.eventtexts import cut_text
 from sam_model.data.formats.smolagents import step_kind, to_chat
-from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope
+from sam_model.integrations.fitting import fitted
+from sam_model.limits import check_k, check_scope
 from sam_model.memory import ScopedMemory
 
 log = logging.getLogger(__name__)
 
 NO_USER = {"user_id": {"eq": None}}  # a tool of no user reads no user's memories
 NOTHING = "No memories found."
-CUT_AT = 90_000  # a text past MAX_TEXT_CHARS is stored as its first CUT_AT characters (room for the tool's name)
 
 
 def _scopes(owner: str, user_id: str | None, agent_id: str | None, run_id: str | None) -> dict[str, str | None]:
@@ -106,22 +105,6 @@ class _Read:
         if id(step) not in self.dicts:
             self.dicts[id(step)] = (step, step_dict(step))
         return self.dicts[id(step)][1]
-
-
-def _fitted(message: dict[str, Any], where: str) -> dict[str, Any]:
-    """``message`` with a text past MAX_TEXT_CHARS cut, said in a warning: a tool result as ``sam-data transcripts
-    --result-limit 90000`` cuts it (its memory, ``name: text``, to its first CUT_AT characters and the count left
-    out), another message's text alike. ScopedMemory refuses such a message (its caller can split it); a step
-    callback cannot split a tool's output (a web page read whole), and the refusal, raised in the agent's step,
-    ended the agent's run, none of its later steps stored."""
-    content = message.get("content")
-    if not isinstance(content, str) or len(content) <= MAX_TEXT_CHARS:
-        return message
-    log.warning("%s: a %s message of %s characters, more than a memory holds (%s): stored cut to %s",
-                where, message.get("role"), f"{len(content):,}", f"{MAX_TEXT_CHARS:,}", f"{CUT_AT:,}")
-    name = message.get("name") if message.get("role") == "tool" else None
-    head = f"{name}: " if isinstance(name, str) and name else ""  # the result's memory is "name: text" (toolstate)
-    return {**message, "content": cut_text(head + content, CUT_AT)[len(head):]}
 
 
 class SAMStepCallback:
@@ -178,7 +161,8 @@ class SAMStepCallback:
             chat = to_chat([d for d in dump if step_kind(d) != "final"],
                            f"agent {name}'s memory" if name else "agent.memory")
             if new := chat.messages[read.added:]:
-                self.memory.add([_fitted(m, chat.sources[read.added + i]) for i, m in enumerate(new)], **self.scopes)
+                self.memory.add([fitted(m, chat.sources[read.added + i], log) for i, m in enumerate(new)],
+                                **self.scopes)
             read.added = len(chat.messages)
 
 
