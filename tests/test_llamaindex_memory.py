@@ -22,6 +22,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from sam_model.data.transcripts import iter_transcript_events
+from sam_model.integrations.fitting import CUT_AT
 from sam_model.memory import HashingEncoder, ScopedMemory
 
 MODULE = "sam_model.integrations.llamaindex"
@@ -175,6 +176,28 @@ def test_the_block_stores_what_the_reader_reads_of_the_saved_history(adapter, tm
     got = listed(store, user_id="mia", agent_id="shop")
     assert got == imported(history, tmp_path / "history.json"), got
     assert [t for _, t in got].count("Where is my last order?") == 1
+
+
+def test_a_message_longer_than_a_memory_is_stored_cut_and_the_run_goes_on(adapter, tmp_path, caplog):
+    """A tool's output past MAX_TEXT_CHARS (a web page read whole): ScopedMemory refuses such a message, and the
+    refusal, raised in Memory's call of the block, ended the agent's run, none of its later messages stored. It is
+    stored cut as sam-data transcripts --result-limit 90000 cuts it, said in a warning."""
+    page = " ".join(f"w{i}" for i in range(30_000))
+    store = ScopedMemory(HashingEncoder(64))
+    memory = adapter.SAMMemoryBlock(store, user_id="mia").attach(Memory())
+
+    async def run() -> None:
+        await agent_run(memory, "Read the returns page", [("c1", "fetch", {"url": "https://shop/returns"}, page)],
+                        "Returns take 30 days.")
+        await agent_run(memory, "Thanks", [], "You are welcome.")
+
+    with caplog.at_level(logging.WARNING, logger=MODULE):
+        asyncio.run(run())
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps([m.model_dump() for m in memory.messages]))
+    want = [(e["step"], e["text"]) for e in iter_transcript_events(path, result_limit=CUT_AT)]
+    assert listed(store, user_id="mia") == want and want[-1][1] == "You are welcome."
+    assert f"{len(page):,} characters" in caplog.text
 
 
 def test_it_recalls_the_scopes_best_memories_by_the_live_state(adapter):

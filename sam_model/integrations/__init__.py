@@ -7,4 +7,8 @@
   ``AssistantAgent``'s ``memory=``; ``pip install autogen-agentchat``).
 - :mod:`sam_model.integrations.smolagents` — ``SAMStepCallback``, a smolagents step callback storing each finished
   step, and ``SAMRecallTool``, a ``Tool`` the agent calls to recall (``pip install smolagents``).
+- :mod:`sam_model.integrations.llamaindex` — ``SAMMemoryBlock``, a memory block of LlamaIndex's ``Memory`` storing the
+  agent's history and recalling for its state (``pip install llama-index-core``).
+- :mod:`sam_model.integrations.fitting` — no framework: a message too long for a memory cut as the importer cuts it,
+  for the adapters storing as the agent runs.
 """

@@ -13,7 +13,8 @@ run's messages are put, FunctionAgent's ``finalize``) or flushes to them (``aput
 history of the Memory it is attached to, ``[m.model_dump() for m in await memory.aget_all()]`` (the messages flushed
 out of the token window and those in it), with the ``llamaindex`` log reader (sam_model.data.formats.llamaindex: the
 one code path), and adds to ScopedMemory the chat messages read past those of its last call. So the scopes hold what
-``sam-data transcripts`` reads of the same history saved afterwards: what SAM was trained on, each message once. Not
+``sam-data transcripts`` reads of the same history saved afterwards: what SAM was trained on, each message once (a
+text longer than a memory holds cut as ``--result-limit 90000`` cuts it, with a warning: refused, it ended the run). Not
 the flush alone: Memory flushes a message to its blocks only when it leaves the token window (most never do), and its
 ``aget(input=...)`` hands the blocks a copy of the user's message that is in no history. Hence ``attach``: a block
 cannot find the Memory holding it, and one never attached refuses its first call in one line.
@@ -47,6 +48,7 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
 from pydantic import PrivateAttr
 
 from sam_model.data.formats.llamaindex import to_chat
+from sam_model.integrations.fitting import fitted
 from sam_model.limits import check_k, check_scope
 from sam_model.memory import ScopedMemory
 
@@ -122,8 +124,10 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
                 self._added = 0
             self._read = dumps
             chat = to_chat(dumps, "the Memory's history")
-            if new := chat.messages[self._added:]:
-                self._store.add(new, **self._scopes)
+            if new := chat.messages[self._added:]:  # a text past a memory's size cut, not refused in the run
+                tools = {c["id"]: c["function"]["name"] for m in chat.messages for c in m.get("tool_calls") or []}
+                self._store.add([fitted(m, chat.sources[self._added + i], log, tools.get(m.get("tool_call_id")))
+                                 for i, m in enumerate(new)], **self._scopes)
             self._added = len(chat.messages)
 
     def recall(self, query: str) -> str:
