@@ -40,7 +40,7 @@ def test_a_numpy_integer_step_is_stored_as_its_int_and_the_memory_saves_and_load
 
 def test_a_numpy_step_out_of_range_is_still_refused_naming_the_item():
     memory = ScopedMemory(HashingEncoder(16))
-    with pytest.raises(ValueError, match=r"item 0: an Event's step must be an integer from 0"):
+    with pytest.raises(ValueError, match=r"^data\[0\]: an Event's step must be an integer from 0"):
         memory.add([Event("e", np.int64(-1), "result", "x", State())], user_id="u")
     assert memory.get_all(user_id="u", limit=None)["results"] == []
 

@@ -277,7 +277,7 @@ def test_mutated_session_lines_added_one_at_a_time_are_read_or_refused_leaving_t
             try:
                 memory.add([line], run_id="r")
             except TypeError as err:
-                assert str(err).startswith("add(...) item 0: give chat messages"), f"case {case} line {k}: {err}"
+                assert str(err).startswith("data[0]: give chat messages"), f"case {case} line {k}: {err}"
                 assert snapshot(memory) == before
             except Exception as err:  # noqa: BLE001
                 ok = house(err, "data") or (house(err, "memor") and "characters, more than the limit" in str(err))

@@ -97,11 +97,11 @@ def test_bad_calls_are_named():
         memory.add("hello")
     with pytest.raises(ValueError, match="user_id must be a non-empty string without '/'"):
         memory.add("hello", user_id="a/b")
-    with pytest.raises(TypeError, match="item 0: .*not a mix; got an object without 'kind'"):  # was 'got dict'
+    with pytest.raises(TypeError, match=r"^data\[0\]: .*not a mix; got an object without 'kind'"):  # was 'got dict'
         memory.add([{"foo": 1}, {"role": "user", "content": "hi"}], user_id="a")
-    with pytest.raises(TypeError, match="item 2: .*not a mix: item 0 is a chat message, item 2 is a number"):
+    with pytest.raises(TypeError, match=r"^data\[2\]: .*not a mix: the first is a chat message, this one a number"):
         memory.add([{"role": "user", "content": "hi"}, {"role": "user", "content": "ok"}, 3], user_id="a")
-    with pytest.raises(TypeError, match="item 1: .*item 1 is an object without 'role'"):  # it named item 0, the message
+    with pytest.raises(TypeError, match=r"^data\[1\]: .*this one an object without 'role'"):  # it named item 0, the message
         memory.add([{"role": "user", "content": "ok"}, {"foo": 1}], user_id="a")
     with pytest.raises(TypeError, match="query must be a string"):
         memory.search(None, user_id="a")

@@ -206,3 +206,37 @@ def test_a_bad_agent_log_event_is_named_by_its_place_in_the_add(http, event, say
     with pytest.raises(ValueError, match=r"^" + re.escape(f"data[1]: {says}") + "$"):
         memory.add(events, user_id="farid")
     assert memory.get_all(user_id="farid") == {"results": []}
+
+
+@pytest.mark.parametrize("messages, says", [
+    ([{"kind": "user", "text": f"{MARK} first"}, {"text": "no kind"}],
+     "[1]: give chat messages (dicts with 'role'), Events or event dicts (with 'kind' and 'text'), not a mix; got "
+     "an object without 'kind'"),
+    ([{"role": "user", "content": f"{MARK} first"}, {"kind": "user", "text": "an event"}],
+     "[1]: give chat messages (dicts with 'role'), Events or event dicts (with 'kind' and 'text'), not a mix: "
+     "the first is a chat message, this one an object without 'role'"),
+])
+def test_an_add_mixing_events_and_other_items_names_the_item_by_its_place(http, messages, says):
+    """Beside an event the reader refused (messages[1]), an item that is no event in an add of events, or no chat
+    message in an add of messages, was named 'add(...) item 1', ScopedMemory.add's name, over HTTP as in-process."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    r = http.post("/v1/memories", headers=ACME, json={"messages": messages, "user_id": "farid"})
+    assert (r.status_code, r.json()) == (422, {"detail": f"messages{says}"}), r.text
+    assert http.get("/v1/memories", headers=ACME, params={"user_id": "farid"}).json() == {"results": []}
+    memory = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(TypeError, match="^" + re.escape(f"data{says}") + "$"):
+        memory.add(messages, user_id="farid")
+
+
+def test_one_event_dict_added_alone_is_named_as_the_argument():
+    """An event dict given as the add's data (not in a list) was named 'data[0]', an item of a list never given."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    memory = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(ValueError, match=r"^data: field 'kind' must be a non-empty string$"):
+        memory.add({"kind": 5, "text": "x"}, user_id="farid")
+    with pytest.raises(ValueError, match=r"^data: an Event's step must be an integer from 0 to "):
+        from sam_model.data.schema import Event
+        memory.add(Event(episode_id="e", step=-1, kind="user", text="x"), user_id="farid")
+    assert memory.get_all(user_id="farid") == {"results": []}

@@ -228,27 +228,30 @@ class ScopedWrites:
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items[:1]):  # a chat message first, then something else: name that, not item 0
             j = next(j for j, m in enumerate(items) if not _is_messages([m]))
-            raise TypeError(f"add(...) item {j}: give chat messages (dicts with 'role'), Events or event dicts "
-                            f"(with 'kind' and 'text'), not a mix: item 0 is a chat message, item {j} is "
+            raise TypeError(f"data[{j}]: give chat messages (dicts with 'role'), Events or event dicts "
+                            f"(with 'kind' and 'text'), not a mix: the first is a chat message, this one "
                             + (f"{json_type(items[j])} without 'role'" if isinstance(items[j], Mapping)
                                else json_type(items[j])))
         events, own = [], []
         for i, m in enumerate(items):
+            # named by its place in the add, as the served add's field renames it (data[1]: messages[1]); an event
+            # given alone is the argument itself (it was 'add(...) item 1', then 'data[0]' of a list never given)
+            at = "data" if isinstance(data, (Mapping, Event)) else f"data[{i}]"
             own.append(not isinstance(m, Mapping) or "step" in m)  # a dict without a step has none of its own
             m = _plain_step(m)
             if isinstance(m, Mapping) and "kind" in m:
-                try:  # named by its place in the add (data[1]: a served add's messages[1]), not "add(...):2"
+                try:
                     m = parse_event({"episode_id": episode, "step": 0, **m}, "data", i + 1)
                 except LogFormatError as err:
-                    raise ValueError(f"data[{i}]: {err.reason}") from None
+                    raise ValueError(f"{at}: {err.reason}") from None
             if not isinstance(m, Event):
-                raise TypeError(f"add(...) item {i}: give chat messages (dicts with 'role'), Events or event dicts "
+                raise TypeError(f"{at}: give chat messages (dicts with 'role'), Events or event dicts "
                                 f"(with 'kind' and 'text'), not a mix; got {json_type(m)}"
                                 + (" without 'kind'" if isinstance(m, Mapping) else "") + _objects_hint(m))
             if isinstance(m.step, bool) or not isinstance(m.step, int) or not 0 <= m.step <= MAX_STEP:
                 # an event dict's step is held to this by parse_event; an Event's was not: "3" failed in sorting,
                 # and -1 or True was stored, its numbering saved as one ScopedMemory.load refused
-                raise ValueError(f"add(...) item {i}: an Event's step must be an integer from 0 to {MAX_STEP}, got "
+                raise ValueError(f"{at}: an Event's step must be an integer from 0 to {MAX_STEP}, got "
                                  f"{m.step!r}; give the event's step in the episode")
             events.append(m)
         out = {"results": self._add_events(events, episode, scopes, metadata, all(own))}

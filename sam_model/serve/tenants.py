@@ -420,7 +420,7 @@ class Tenant:
             except BaseException as exc:
                 self.vectors.take()  # a refused write made no memory: nothing to log
                 self.wal.undo(seq)  # nor a record: its replay would fail again (and an unexpected error stop starts)
-                if field is not None and isinstance(exc, ValueError):
+                if field is not None and isinstance(exc, (ValueError, TypeError)):  # an item of a mix: a TypeError
                     _name_field(exc, field)
                 raise
             if field is not None and isinstance(out, Mapping):
@@ -643,7 +643,7 @@ def _name_notes(notes: Any, field: str) -> None:
             n["reason"] = _named(n["reason"], field)
 
 
-def _name_field(exc: ValueError, field: str) -> None:
+def _name_field(exc: ValueError | TypeError, field: str) -> None:
     """An agent's session lines are read when they are added (with the scope's open turn, ScopedMemory.add), not by
     the check that names the API's field, so a bad line's error named ScopedMemory.add's argument, ``data, entry 0,
     content block 0: tool call without a name``, a field no HTTP or MCP caller sends. It names theirs
