@@ -240,3 +240,21 @@ def test_one_event_dict_added_alone_is_named_as_the_argument():
         from sam_model.data.schema import Event
         memory.add(Event(episode_id="e", step=-1, kind="user", text="x"), user_id="farid")
     assert memory.get_all(user_id="farid") == {"results": []}
+
+
+@pytest.mark.parametrize("coding", ["gzip", "br", "deflate, gzip"])
+def test_a_compressed_body_is_named_as_compressed_not_as_no_utf8(http, coding):
+    """A body sent with Content-Encoding (a client or proxy gzipping its requests) was answered 'the request body is
+    not UTF-8 (byte 0x8b at position 1): send JSON encoded as UTF-8': the client had, then compressed it. The line
+    names the coding and what to send; nothing is stored."""
+    import gzip
+
+    raw = gzip.compress(json.dumps({"messages": MARK, "user_id": "farid"}).encode())
+    r = http.post("/v1/memories", headers={**ACME, "Content-Type": "application/json", "Content-Encoding": coding},
+                  content=raw)
+    assert (r.status_code, r.json()) == (415, {"detail": f"the request body is compressed (Content-Encoding {coding}), "
+                                                         "which this server does not read: send it uncompressed"}), r.text
+    assert http.get("/v1/memories", headers=ACME, params={"user_id": "farid"}).json() == {"results": []}
+    r = http.post("/v1/memories", headers={**ACME, "Content-Type": "application/json", "Content-Encoding": "identity"},
+                  content=json.dumps({"messages": MARK, "user_id": "farid"}).encode())
+    assert r.status_code == 200, r.text

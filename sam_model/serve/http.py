@@ -278,6 +278,10 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 class _Request(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
+            coding = self.headers.get("content-encoding", "identity").strip()
+            if coding.lower() != "identity":  # gzip's bytes were 'not UTF-8 (byte 0x8b ...): send JSON as UTF-8'
+                raise HTTPException(415, f"the request body is compressed (Content-Encoding {coding[:40]}), which "
+                                         "this server does not read: send it uncompressed")
             self._json = read_body(await self.body())
         return self._json
 
