@@ -273,6 +273,9 @@ def test_an_event_the_write_filter_drops_may_have_any_text():
     ([["mia#0", 5, None]], "times of 'mia#0' must be [created_at, updated_at], each an ISO 8601 time (a string)"),
     ([["mia#0", "2026-12-07T00:00:00+00:00"]], "times entry 0 must be [memory id, created_at, updated_at]"),
     ([7], "times entry 0 must be [memory id, created_at, updated_at]"),
+    # an id that is no string: a list was 'unhashable type: 'list'', naming no field; a number loaded
+    ([[["mia#0"], "2026-12-07T00:00:00+00:00", "2026-12-07T00:00:00+00:00"]], "times entry 0 must be [memory id, "),
+    ([[5, "2026-12-07T00:00:00+00:00", "2026-12-07T00:00:00+00:00"]], "times entry 0 must be [memory id, "),
 ])
 def test_a_damaged_time_in_scoped_json_is_one_line_naming_it(tmp_path, times, says):
     """A time that is no string loaded, and each later search filtering on created_at was refused as the caller's

@@ -64,8 +64,9 @@ def _times(entries: Any) -> dict[Any, list]:
     as the caller's mistake ('filters.created_at: cannot compare')."""
     out: dict[Any, list] = {}
     for n, e in enumerate(entries if isinstance(entries, list) else [entries]):
-        if not (isinstance(e, list) and len(e) == 3):
-            raise ValueError(f"times entry {n} must be [memory id, created_at, updated_at], got {json.dumps(e)[:60]}")
+        if not (isinstance(e, list) and len(e) == 3 and isinstance(e[0], str)):  # an id a list: 'unhashable type'
+            raise ValueError(f"times entry {n} must be [memory id, created_at, updated_at], the id a string, got "
+                             f"{json.dumps(e)[:60]}")
         if not all(isinstance(t, str) for t in e[1:]):
             raise ValueError(f"times of {e[0]!r} must be [created_at, updated_at], each an ISO 8601 time (a string)")
         out[e[0]] = e[1:]
