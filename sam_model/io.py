@@ -45,6 +45,7 @@ import secrets
 import select
 import shutil
 import stat
+import string
 import sys
 import threading
 import time
@@ -582,10 +583,12 @@ def check_digest(path: Path, digest: Any, meta_path: Path, field: str, fix: str)
     ranked by other vectors or NaN."""
     if digest is None:
         return
-    if not (isinstance(digest, str) and len(digest) == 64):
+    # 64 hex digits of either case: one that is not was a FAISS file 'damaged' where meta.json's field was, and
+    # the digest in capitals (PowerShell's Get-FileHash) refused the file it names
+    if not (isinstance(digest, str) and len(digest) == 64 and all(c in string.hexdigits for c in digest)):
         raise SAMFileError(f"{meta_path}: field {field!r} must be {path.name}'s SHA-256 (64 hex digits), got "
                            f"{json.dumps(digest)[:80]}; {fix}")
-    if (got := file_sha256(path)) != digest:
+    if (got := file_sha256(path)) != digest.lower():
         raise SAMFileError(f"{path}: not the file this index saved (SHA-256 {got[:16]}..., {meta_path} says "
                            f"{digest[:16]}...): it is damaged; {fix}")
 

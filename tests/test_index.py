@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import faiss
 import numpy as np
@@ -452,3 +453,22 @@ def test_an_index_saved_before_it_kept_its_files_digest_still_loads(tmp_path):
     meta.pop("sha256", None)
     (folder / "meta.json").write_text(json.dumps(meta))
     assert MemoryIndex.load(folder).ids() == ix.ids()
+
+
+@pytest.mark.parametrize("change, refused", [
+    (str.upper, None),  # the same digest in capitals (PowerShell's Get-FileHash): the file is the one saved
+    (lambda d: "z" + d[1:], "field 'sha256' must be "),  # no hex: meta.json's field is damaged, not the FAISS file
+])
+def test_an_index_digest_is_read_as_hex_digits_of_either_case(tmp_path, change, refused):
+    """meta.json's sha256 was compared as text: the right digest in capitals was refused as 'not the file this index
+    saved ... it is damaged', and a field of 64 characters that are no hex digits blamed the FAISS file, not
+    meta.json."""
+    ix, _, ids, _ = bank("flat", n=50)
+    folder = ix.save(tmp_path / "ix")
+    meta = json.loads((folder / "meta.json").read_text())
+    (folder / "meta.json").write_text(json.dumps({**meta, "sha256": change(meta["sha256"])}))
+    if refused is None:
+        assert MemoryIndex.load(folder).ids() == ix.ids()
+    else:
+        with pytest.raises(SAMFileError, match=r"meta\.json: " + re.escape(refused)):
+            MemoryIndex.load(folder)
