@@ -185,7 +185,8 @@ class BodyLimit:
                 body += chunk
             if len(body) > self.limit:
                 return await self._refuse(scope, receive, send)
-        return await self.app(scope, _replaying(bytes(body), receive), send)
+        body = bytes(body)  # rebound: the bytearray, alive in this frame while the app ran, held the body twice
+        return await self.app(scope, _replaying(body, receive), send)
 
     async def _refuse(self, scope: dict, receive: Callable, send: Callable, size: str = "") -> None:
         await JSONResponse({"detail": too_large(self.limit, size)}, status_code=413)(scope, receive, send)
