@@ -258,3 +258,16 @@ def test_a_compressed_body_is_named_as_compressed_not_as_no_utf8(http, coding):
     r = http.post("/v1/memories", headers={**ACME, "Content-Type": "application/json", "Content-Encoding": "identity"},
                   content=json.dumps({"messages": MARK, "user_id": "farid"}).encode())
     assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("method, url", [
+    ("GET", "/v1/memories?user_id=Jos%E8"), ("DELETE", "/v1/memories?user_id=Jos%E8"),
+    ("GET", "/v1/memories/Jos%E8%230"), ("GET", "/v1/memories?user_id=mia&user_id=bob"),
+    ("PUT", "/v1/memories/Jos%E8%230"), ("GET", "/v1/history/x?user_id=mia&user_id=bob"),
+])
+def test_a_call_without_a_key_is_a_401_before_its_query_is_judged(http, method, url):
+    """The checks of query parameters and paths (once, utf8) ran before the key's: a caller with no key was told
+    what was wrong with its query (422), where every call but /health is a 401 without a known key."""
+    r = http.request(method, url, **({"json": {"data": "x"}} if method == "PUT" else {}))
+    assert (r.status_code, r.json()) == (401, {"detail": "missing or unknown API key: send 'Authorization: Bearer "
+                                                         "<key>' or 'X-API-Key: <key>'"}), r.text

@@ -377,7 +377,9 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
             raise ValueError(f"the path is not UTF-8 (byte {err.object[err.start]:#04x} at position {err.start}): "
                              f"{fix}") from None
 
-    checked = [Depends(once), Depends(utf8)]  # every route taking query parameters or a memory id
+    # every route taking query parameters or a memory id; the key first (FastAPI solves it once a request): these
+    # ran before it, so a caller with no key was told what was wrong with its query, a 422 where any call is a 401
+    checked = [Depends(caller_of), Depends(once), Depends(utf8)]
 
     def write(tenant: Tenant, later: BackgroundTasks, op: str, args: dict[str, Any], field: str | None = None) -> Any:
         """A logged write, answered before its checkpoint (if due) is written: Starlette runs ``later``'s tasks
