@@ -27,7 +27,9 @@ its system message (``memory_blocks_template``). Nothing found: nothing added.
 Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) and ``k`` are fixed and checked when the block is made
 (as ScopedMemory checks them). A block made without ``user_id`` is no user's: it recalls only memories of no user
 (ScopedMemory's scopes are filters, so ``agent_id="helpdesk"`` alone matched each user's memories with that agent
-too: sam_model.integrations.autogen had that leak). Store calls run in a worker thread (``asyncio.to_thread``), so the
+too: sam_model.integrations.autogen had that leak). Beside a block of a user in the same Memory (an agent's shared
+memory beside each user's own), a block of no user stores nothing: the conversation is that user's, and stored as no
+user's it was recalled to every user by the same shared block of their sessions. Store calls run in a worker thread (``asyncio.to_thread``), so the
 agent's event loop is not blocked by an encoder's forward pass.
 """
 
@@ -110,8 +112,15 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         if self._memory is None:
             raise RuntimeError(NOT_ATTACHED)
         # through JSON, as a saved history is read: a role is MessageRole (a str enum) before, "user" after
+        if self._scopes["user_id"] is None and self._beside_a_user():
+            return  # the user's block stores the conversation: stored here too it was recalled to every user
         dumps = json.loads(json.dumps([m.model_dump() for m in await self._memory.aget_all()], default=str))
         await asyncio.to_thread(self._store_new, dumps)
+
+    def _beside_a_user(self) -> bool:
+        """Whether the attached Memory holds a block of a user: its conversation is that user's."""
+        return any(isinstance(b, SAMMemoryBlock) and b is not self and b._scopes["user_id"] is not None
+                   for b in self._memory.memory_blocks)
 
     def _store_new(self, dumps: list[dict[str, Any]]) -> None:
         with self._lock:
