@@ -12,9 +12,11 @@ import importlib
 import importlib.util
 import json
 import logging
+import re
 import subprocess
 import sys
 import types
+from enum import Enum
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -32,7 +34,9 @@ T = TypeVar("T")
 def _fake_llama_index() -> dict[str, types.ModuleType]:
     """llama_index.core.memory's BaseMemoryBlock as llama-index-core 0.14 writes it: a pydantic model whose aget and
     aput call the subclass's _aget and _aput (aput marking each flushed message with its session)."""
-    root, core, memory = (types.ModuleType(n) for n in ("llama_index", "llama_index.core", "llama_index.core.memory"))
+    names = ("llama_index", "llama_index.core", "llama_index.core.memory", "llama_index.core.storage",
+             "llama_index.core.storage.chat_store", "llama_index.core.storage.chat_store.base_db")
+    root, core, memory, storage, chat_store, base_db = (types.ModuleType(n) for n in names)
 
     class BaseMemoryBlock(BaseModel, Generic[T]):
         model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -51,9 +55,12 @@ def _fake_llama_index() -> dict[str, types.ModuleType]:
                 message.additional_kwargs["session_id"] = session_id
             await self._aput(messages)
 
-    memory.BaseMemoryBlock = BaseMemoryBlock
-    root.core, core.memory = core, memory
-    return {"llama_index": root, "llama_index.core": core, "llama_index.core.memory": memory}
+    class MessageStatus(str, Enum):
+        ACTIVE, ARCHIVED = "active", "archived"
+
+    memory.BaseMemoryBlock, base_db.MessageStatus = BaseMemoryBlock, MessageStatus
+    root.core, core.memory, core.storage, storage.chat_store, chat_store.base_db = core, memory, storage, chat_store, base_db
+    return dict(zip(names, (root, core, memory, storage, chat_store, base_db)))
 
 
 @pytest.fixture
@@ -98,6 +105,7 @@ class Memory:
         self.messages: list[Msg] = []
         self.archived, self.window, self.session_id, self.memory_blocks = 0, window, session_id, []
         self.given: list[str] = []  # what the blocks returned, each aget
+        self.windows: list[list[str]] = []  # the words of the messages the model sees, each aget
 
     async def aput(self, message: Msg) -> None:
         self.messages.append(message)
@@ -114,11 +122,22 @@ class Memory:
 
     async def aget(self, input: str | None = None) -> None:
         given = copy.deepcopy(self.messages[self.archived:]) + ([Msg("user", Text(input))] if input else [])
+        self.windows.append([_words(m) for m in given])
         for block in self.memory_blocks:
             self.given.append(await block.aget(given, session_id=self.session_id))
 
-    async def aget_all(self) -> list[Msg]:
-        return copy.deepcopy(self.messages)
+    async def aget_all(self, status: Any = None) -> list[Msg]:
+        kept = {None: self.messages, "active": self.messages[self.archived:], "archived": self.messages[:self.archived]}
+        return copy.deepcopy(kept[getattr(status, "value", status)])
+
+
+def _words(message: Any) -> str:
+    return "\n".join(b.text for b in message.blocks if isinstance(getattr(b, "text", None), str))
+
+
+def recalled(content: str) -> list[str]:
+    """The memories of a block's content ("1. text", further lines indented)."""
+    return [item.split(". ", 1)[1].replace("\n   ", "\n") for item in re.split(r"\n(?=\d+\. )", content) if item]
 
 
 async def agent_run(memory: Memory, user: str, calls: list[tuple[str, str, dict[str, Any], str]], answer: str):
@@ -213,10 +232,30 @@ def test_it_recalls_the_scopes_best_memories_by_the_live_state(adapter):
     assert first.startswith("1. ") and "Mia's last order is ORD-5521" in first and "ORD-9000" not in first, first
     assert len(first.splitlines()) <= 3
     live = store.live_state(user_id="mia", agent_id="shop")
-    ranked = store.search("Where is my last order?", state=live, limit=3, user_id="mia", agent_id="shop")["results"]
+    asked = [step for step, text in listed(store, user_id="mia", agent_id="shop") if text == "Where is my last order?"]
+    ranked = store.search("Where is my last order?", state=live, limit=3, user_id="mia", agent_id="shop",
+                          step=asked[0])["results"]  # the message in the window, which the model sees, left out
     assert first == "\n".join(f"{i}. {h['memory']}" for i, h in enumerate(ranked, start=1))
     nothing = adapter.SAMMemoryBlock(ScopedMemory(HashingEncoder(64)), user_id="ann")
     assert asyncio.run(asyncio.to_thread(nothing.recall, "Where is my last order?")) == ""  # Memory adds no block
+
+
+def test_what_the_model_sees_in_the_window_is_not_recalled(adapter):
+    """The scopes hold the run under way: searched now, the block's content repeated the messages still in the token
+    window (the user's question being answered first), k memories of nothing new. Those from the window's first
+    message on are no candidates; those flushed out of it are, and come back."""
+    store = ScopedMemory(HashingEncoder(64))
+    memory = adapter.SAMMemoryBlock(store, user_id="mia", agent_id="shop", k=20).attach(Memory(window=4))
+
+    async def run() -> None:
+        for user, calls, answer in RUNS:
+            await agent_run(memory, user, calls, answer)
+
+    asyncio.run(run())
+    assert memory.archived > 0
+    for given, window in zip(memory.given, memory.windows, strict=True):
+        assert not set(recalled(given)) & set(window), (given, window)
+    assert "Where is my last order?" in recalled(memory.given[-1])  # flushed out of the window: recalled
 
 
 def test_a_memory_of_several_lines_is_numbered_once(adapter):
@@ -375,6 +414,9 @@ def test_a_real_function_agent_stores_its_runs_and_recalls_its_users_memories(to
     systems = [" ".join(m.content for m in call if m.role == "system") for call in seen]
     assert "Mia's last order is ORD-5521" in systems[0] and "ORD-9000" not in systems[0], systems[0]
     assert all("<sam_memory>" in system and "ORD-9000" not in system for system in systems), systems
+    for call, system in zip(seen, systems, strict=True):  # what the model sees in the window is not recalled too
+        block = system.split("<sam_memory>\n", 1)[1].split("\n</sam_memory>", 1)[0]
+        assert not set(recalled(block)) & {m.content for m in call if m.role != "system"}, (block, call)
     history = [m.model_dump() for m in memory.get_all()]
     assert len(history) == 10  # 4 messages of each run with a tool call, 2 of the run without
     got = listed(store, **scopes)

@@ -21,8 +21,10 @@ cannot find the Memory holding it, and one never attached refuses its first call
 
 What is recalled: ``aget`` returns the scopes' ``k`` best memories (default 5), numbered, best first (a memory's
 further lines indented), ranked by the scopes' live state (ScopedMemory.live_state: the state of the conversation
-just stored, the agent's current task state) and the text of the last message Memory gives it; Memory puts them in
-its system message (``memory_blocks_template``). Nothing found: nothing added.
+just stored, the agent's current task state) and the text of the last message Memory gives it, made at the step of
+the token window's first message, so the memories of the messages the model sees in the window are left out
+(searched now, it repeated them, the user's question being answered first); Memory puts them in its system message
+(``memory_blocks_template``). Nothing found: nothing added.
 
 Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) and ``k`` are fixed and checked when the block is made
 (as ScopedMemory checks them). A block made without ``user_id`` is no user's: it recalls only memories of no user
@@ -43,6 +45,7 @@ from typing import Any
 
 try:
     from llama_index.core.memory import BaseMemoryBlock
+    from llama_index.core.storage.chat_store.base_db import MessageStatus
 except ImportError as exc:  # an optional integration: said in one line, not a traceback into llama-index's imports
     raise ImportError(f"sam_model.integrations.llamaindex needs llama-index-core with Memory's BaseMemoryBlock ({exc}): "
                       "pip install -U llama-index-core, or use ScopedMemory directly") from None
@@ -81,6 +84,7 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
     _memory: Any = PrivateAttr(default=None)
     _read: list[dict[str, Any]] = PrivateAttr(default_factory=list)  # the history's dumps read so far
     _added: int = PrivateAttr(default=0)  # how many of the reader's chat messages of them were stored
+    _marks: list[tuple[int, int]] = PrivateAttr(default_factory=list)  # each add's first chat message and its step
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
@@ -107,49 +111,66 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         self._memory = memory
         return memory
 
-    async def sync(self) -> None:
-        """Store what the attached Memory's history holds past what was stored (the module doc)."""
+    async def sync(self) -> int | None:
+        """Store what the attached Memory's history holds past what was stored (the module doc); returns the step
+        of the memory of the token window's first message, None where the window holds none of this block's."""
         if self._memory is None:
             raise RuntimeError(NOT_ATTACHED)
-        # through JSON, as a saved history is read: a role is MessageRole (a str enum) before, "user" after
         if self._scopes["user_id"] is None and self._beside_a_user():
-            return  # the user's block stores the conversation: stored here too it was recalled to every user
+            return None  # the user's block stores the conversation: stored here too it was recalled to every user
+        # through JSON, as a saved history is read: a role is MessageRole (a str enum) before, "user" after
         dumps = json.loads(json.dumps([m.model_dump() for m in await self._memory.aget_all()], default=str))
-        await asyncio.to_thread(self._store_new, dumps)
+        archived = len(await self._memory.aget_all(status=MessageStatus.ARCHIVED))
+        return await asyncio.to_thread(self._store_new, dumps, archived)
 
     def _beside_a_user(self) -> bool:
         """Whether the attached Memory holds a block of a user: its conversation is that user's."""
         return any(isinstance(b, SAMMemoryBlock) and b is not self and b._scopes["user_id"] is not None
                    for b in self._memory.memory_blocks)
 
-    def _store_new(self, dumps: list[dict[str, Any]]) -> None:
+    def _store_new(self, dumps: list[dict[str, Any]], archived: int = 0) -> int | None:
+        """Store the chat messages of ``dumps`` past those stored; the step of the window's first message's memory
+        (``archived``: how many of ``dumps`` left the token window)."""
         with self._lock:
-            if len(dumps) <= len(self._read) and self._read[:len(dumps)] == dumps:
-                return  # nothing new: read already (a call that got the history before another stored it)
-            if dumps[:len(self._read)] != self._read:  # memory.aset or reset replaced what was read
-                log.warning("SAMMemoryBlock: the Memory's history no longer begins with the %d messages read "
-                            "(memory.aset or reset): read again from its start, its messages stored again",
-                            len(self._read))
-                self._added = 0
-            self._read = dumps
-            chat = to_chat(dumps, "the Memory's history")
-            if new := chat.messages[self._added:]:  # a text past a memory's size cut, not refused in the run
-                tools = {c["id"]: c["function"]["name"] for m in chat.messages for c in m.get("tool_calls") or []}
-                self._store.add([fitted(m, chat.sources[self._added + i], log, tools.get(m.get("tool_call_id")))
-                                 for i, m in enumerate(new)], **self._scopes)
-            self._added = len(chat.messages)
+            if not (len(dumps) <= len(self._read) and self._read[:len(dumps)] == dumps):
+                self._store_read(dumps)
+            # else nothing new: read already (a call that got the history before another stored it)
+            at = len(to_chat(dumps[:archived], "the Memory's history").messages) if archived else 0
+            if at >= self._added:
+                return None
+            return max((step for start, step in self._marks if start <= at), default=None)
 
-    def recall(self, query: str) -> str:
-        """The scopes' ``k`` best memories for the live state and ``query``, numbered, best first."""
-        found = self._store.search(query, state="live", limit=self._k, filters=self._filters,
+    def _store_read(self, dumps: list[dict[str, Any]]) -> None:
+        """Store the chat messages of ``dumps`` past the ``_added`` stored, marking where the add began."""
+        if dumps[:len(self._read)] != self._read:  # memory.aset or reset replaced what was read
+            log.warning("SAMMemoryBlock: the Memory's history no longer begins with the %d messages read "
+                        "(memory.aset or reset): read again from its start, its messages stored again",
+                        len(self._read))
+            self._added, self._marks = 0, []
+        self._read = dumps
+        chat = to_chat(dumps, "the Memory's history")
+        if new := chat.messages[self._added:]:  # a text past a memory's size cut, not refused in the run
+            tools = {c["id"]: c["function"]["name"] for m in chat.messages for c in m.get("tool_calls") or []}
+            added = self._store.add([fitted(m, chat.sources[self._added + i], log,
+                                            tools.get(m.get("tool_call_id"))) for i, m in enumerate(new)],
+                                    **self._scopes)["results"]
+            if steps := [r["step"] for r in added if r.get("event") == "ADD"]:
+                self._marks.append((self._added, min(steps)))
+        self._added = len(chat.messages)
+
+    def recall(self, query: str, step: int | None = None) -> str:
+        """The scopes' ``k`` best memories for the live state and ``query``, numbered, best first; those of the
+        scopes' conversation from ``step`` on (the messages still in the Memory's token window, which the model
+        sees) are no candidates."""
+        found = self._store.search(query, state="live", limit=self._k, filters=self._filters, step=step,
                                    **self._scopes)["results"]
         return "\n".join(f"{i}. " + hit["memory"].replace("\n", "\n" + " " * len(f"{i}. "))
                          for i, hit in enumerate(found, start=1))
 
     async def _aget(self, messages: list[Any] | None = None, **block_kwargs: Any) -> str:
-        await self.sync()
+        step = await self.sync()
         asked = next((t for m in reversed(messages or []) if (t := _text(m).strip())), "")
-        return await asyncio.to_thread(self.recall, asked)
+        return await asyncio.to_thread(self.recall, asked, step)
 
     async def _aput(self, messages: list[Any]) -> None:
         """Messages flushed out of the token window: already in the history (archived before the flush), stored
