@@ -468,3 +468,41 @@ def test_a_real_shared_block_beside_each_users_recalls_no_users_words_to_another
     seen = asyncio.run(session("ola", "which card number do you have?"))
     system = " ".join(m.content for m in seen[0] if m.role == "system")
     assert "a card reader is reset" in system and "4242" not in system, system
+
+
+def test_the_recall_is_cut_worst_first_to_memorys_token_limit(adapter):
+    """Memory cuts a block of priority 0 never (the recall of k memories, each up to a 90,000-character page, was
+    kept whole past any token limit) and asks a block's atruncate for the tokens past the limit: the worst memories
+    go, last first, the best kept where the limit allows."""
+    block = adapter.SAMMemoryBlock(ScopedMemory(HashingEncoder(16)), user_id="mia")
+    assert block.priority > 0
+    content = "1. the best one\n2. the second,\n   two lines\n3. the worst one"
+    assert asyncio.run(block.atruncate(content, 1)) == "1. the best one\n2. the second,\n   two lines"
+    assert asyncio.run(block.atruncate(content, 5)) == "1. the best one"
+    assert asyncio.run(block.atruncate(content, 99)) is None and asyncio.run(block.atruncate([], 5)) is None
+
+
+def test_a_real_memory_keeps_the_recall_within_its_token_limit():
+    """A real Memory of 400 tokens, its block's five memories of about 150 tokens each: the window and the recall
+    the model gets stay within the limit (before: 0, never cut, the five kept whole), the best memory kept."""
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.memory import Memory as LlamaMemory
+
+    from sam_model.integrations.llamaindex import SAMMemoryBlock
+
+    store = ScopedMemory(HashingEncoder(64))
+    for i in range(5):
+        store.add(f"order ORD-{i} note: " + " ".join(f"item{i}x{j}" for j in range(60)), user_id="mia")
+    memory = SAMMemoryBlock(store, user_id="mia").attach(LlamaMemory.from_defaults(session_id="m", token_limit=400))
+    llm, seen = _scripted([("Noted.", [])])
+
+    async def run() -> None:
+        await FunctionAgent(tools=[], llm=llm).run("Which orders do I have?", memory=memory)
+
+    asyncio.run(run())
+    sent = [m for m in seen[0] if m.role != "system" or "<sam_memory>" not in m.content]
+    recall = "".join(m.content for m in seen[0] if m.role == "system" and "<sam_memory>" in m.content)
+    block = recall.split("<sam_memory>\n", 1)[1].split("\n</sam_memory>", 1)[0]
+    tokens = len(memory.tokenizer_fn(block)) + sum(memory._estimate_token_count(m) for m in sent)
+    assert block.startswith("1. order ORD-") and tokens <= 400, (tokens, block)

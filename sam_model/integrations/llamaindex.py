@@ -24,7 +24,9 @@ further lines indented), ranked by the scopes' live state (ScopedMemory.live_sta
 just stored, the agent's current task state) and the text of the last message Memory gives it, made at the step of
 the token window's first message, so the memories of the messages the model sees in the window are left out
 (searched now, it repeated them, the user's question being answered first); Memory puts them in its system message
-(``memory_blocks_template``). Nothing found: nothing added.
+(``memory_blocks_template``). Nothing found: nothing added. Its ``priority`` is 1, so Memory cuts it where the window
+and the blocks pass its token limit (``atruncate``: the worst memories first); of priority 0 (BaseMemoryBlock's
+default) Memory never cuts it, and the recall was kept whole past any limit.
 
 Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) and ``k`` are fixed and checked when the block is made
 (as ScopedMemory checks them). A block made without ``user_id`` is no user's: it recalls only memories of no user
@@ -40,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import threading
 from typing import Any
 
@@ -59,6 +62,7 @@ from sam_model.memory import ScopedMemory
 
 log = logging.getLogger(__name__)
 
+ITEM = re.compile(r"\n(?=\d+\. )")  # a memory's start in the block's content (its further lines are indented)
 NO_USER = {"user_id": {"eq": None}}  # a block of no user recalls no user's memories
 NOT_ATTACHED = ("SAMMemoryBlock is not attached to a Memory, so it cannot read the agent's history: make the memory "
                 "with memory = block.attach(Memory.from_defaults(session_id=...)) and give the agent that memory")
@@ -76,6 +80,7 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
 
     name: str = "sam_memory"
     description: str | None = "Memories of earlier conversations and tool results, best first"
+    priority: int = 1  # cut when Memory's token limit is passed (0: never cut, a recall of any size kept whole)
 
     _store: Any = PrivateAttr()
     _scopes: dict[str, str | None] = PrivateAttr()
@@ -171,6 +176,17 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         step = await self.sync()
         asked = next((t for m in reversed(messages or []) if (t := _text(m).strip())), "")
         return await asyncio.to_thread(self.recall, asked, step)
+
+    async def atruncate(self, content: Any, tokens_to_truncate: int) -> str | None:
+        """Memory's cut, when its window and blocks pass its token limit: the worst memories dropped, last first,
+        until ``tokens_to_truncate`` tokens (the Memory's tokenizer's) are saved; None where none is left."""
+        if not isinstance(content, str) or not content:
+            return None
+        tokenize = getattr(self._memory, "tokenizer_fn", None) or str.split
+        items = ITEM.split(content)
+        while items and len(tokenize(content)) - len(tokenize("\n".join(items))) < tokens_to_truncate:
+            items.pop()
+        return "\n".join(items) or None
 
     async def _aput(self, messages: list[Any]) -> None:
         """Messages flushed out of the token window: already in the history (archived before the flush), stored
