@@ -319,6 +319,43 @@ def test_a_history_replaced_is_read_again_and_said(adapter, caplog):
     assert [t for _, t in listed(store, user_id="mia")][-1] == "Start over"
 
 
+def test_a_turn_undone_stores_the_turns_kept_once(adapter):
+    """memory.aset(history[:2]) (the last turn undone) then a new turn: the history no longer begins with what was
+    read, and was read again from its start, the first turn stored twice; read on from where it differs, it is not."""
+    store = ScopedMemory(HashingEncoder(64))
+    memory = adapter.SAMMemoryBlock(store, user_id="mia").attach(Memory())
+    asyncio.run(agent_run(memory, "q1", [], "a1"))
+    asyncio.run(agent_run(memory, "q2", [], "a2"))
+    memory.messages = memory.messages[:2]  # memory.aset(memory.get_all()[:2])
+    asyncio.run(agent_run(memory, "q3", [], "a3"))
+    assert [t for _, t in listed(store, user_id="mia")] == ["q1", "a1", "q2", "a2", "q3", "a3"]
+    memory.messages = []  # memory.reset()
+    asyncio.run(agent_run(memory, "q4", [], "a4"))
+    assert [t for _, t in listed(store, user_id="mia")][-3:] == ["a3", "q4", "a4"]
+
+
+def test_a_real_memory_aset_stores_the_turns_kept_once():
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.memory import Memory as LlamaMemory
+
+    from sam_model.integrations.llamaindex import SAMMemoryBlock
+
+    store = ScopedMemory(HashingEncoder(64))
+    memory = SAMMemoryBlock(store, user_id="mia").attach(LlamaMemory.from_defaults(session_id="m"))
+    llm, _ = _scripted([("a1", []), ("a2", []), ("a3", [])])
+    agent = FunctionAgent(tools=[], llm=llm)
+
+    async def run() -> None:
+        await agent.run("q1", memory=memory)
+        await agent.run("q2", memory=memory)
+        await memory.aset((await memory.aget_all())[:2])
+        await agent.run("q3", memory=memory)
+
+    asyncio.run(run())
+    assert [t for _, t in listed(store, user_id="mia")] == ["q1", "a1", "q2", "a2", "q3", "a3"]
+
+
 def test_a_call_that_read_the_history_before_another_stored_it_stores_nothing(adapter, caplog):
     """Memory flushes to its blocks and asks them at once (asyncio): a call that read the history before another
     call stored a longer one is behind it, not a history replaced (which is read again, its messages stored twice)."""

@@ -147,13 +147,18 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
 
     def _store_read(self, dumps: list[dict[str, Any]]) -> None:
         """Store the chat messages of ``dumps`` past the ``_added`` stored, marking where the add began."""
-        if dumps[:len(self._read)] != self._read:  # memory.aset or reset replaced what was read
-            log.warning("SAMMemoryBlock: the Memory's history no longer begins with the %d messages read "
-                        "(memory.aset or reset): read again from its start, its messages stored again",
-                        len(self._read))
-            self._added, self._marks = 0, []
-        self._read = dumps
         chat = to_chat(dumps, "the Memory's history")
+        if dumps[:len(self._read)] != self._read:  # memory.aset or reset replaced what was read
+            # read on from the first chat message that differs: the messages kept (an undone turn's before it)
+            # were stored already, and stored again they came back twice
+            was = to_chat(self._read, "the Memory's history").messages[:self._added]
+            same = next((i for i, (a, b) in enumerate(zip(was, chat.messages)) if a != b), min(len(was),
+                                                                                             len(chat.messages)))
+            log.warning("SAMMemoryBlock: the Memory's history no longer begins with the %d messages read "
+                        "(memory.aset or reset): read on from its chat message %d, the first that differs",
+                        len(self._read), same)
+            self._added, self._marks = same, [(start, step) for start, step in self._marks if start < same]
+        self._read = dumps
         if new := chat.messages[self._added:]:  # a text past a memory's size cut, not refused in the run
             tools = {c["id"]: c["function"]["name"] for m in chat.messages for c in m.get("tool_calls") or []}
             added = self._store.add([fitted(m, chat.sources[self._added + i], log,
