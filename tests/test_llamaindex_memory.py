@@ -356,6 +356,50 @@ def test_a_real_memory_aset_stores_the_turns_kept_once():
     assert [t for _, t in listed(store, user_id="mia")] == ["q1", "a1", "q2", "a2", "q3", "a3"]
 
 
+def test_a_block_made_anew_on_a_stored_session_reads_on_after_it(adapter):
+    """A Memory over a database, made with a new block at each request (or after a restart): the block read the
+    session's history from its start, and a history of words (no call id for ScopedMemory to know a resent one by)
+    was stored again whole at each request. It reads on after what the scopes hold of that session; the recall
+    still leaves out the window's messages; another session's history is its own."""
+    store = ScopedMemory(HashingEncoder(64))
+    history: list[Msg] = []
+    for user, answer in (("Hi", "Hello! How can I help?"), ("I moved to Lyon", "Noted."), ("Thanks", "Bye.")):
+        memory = Memory(session_id="mia-1")
+        memory.messages = history
+        adapter.SAMMemoryBlock(store, user_id="mia").attach(memory)
+        asyncio.run(agent_run(memory, user, [], answer))
+        assert not {line for given in memory.given for line in recalled(given)} & {_words(m) for m in history}
+    assert [t for _, t in listed(store, user_id="mia")] == ["Hi", "Hello! How can I help?", "I moved to Lyon",
+                                                            "Noted.", "Thanks", "Bye."]
+    other = adapter.SAMMemoryBlock(store, user_id="mia").attach(Memory(session_id="mia-2"))
+    asyncio.run(agent_run(other, "Hi", [], "Hello again."))
+    assert [t for _, t in listed(store, user_id="mia")][-2:] == ["Hi", "Hello again."]
+
+
+def test_a_real_memory_over_a_database_is_stored_once_across_requests(tmp_path):
+    pytest.importorskip("aiosqlite", reason="aiosqlite is not installed")
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.memory import Memory as LlamaMemory
+
+    from sam_model.integrations.llamaindex import SAMMemoryBlock
+
+    store = ScopedMemory(HashingEncoder(64))
+    uri = f"sqlite+aiosqlite:///{tmp_path / 'chat.db'}"
+
+    async def request(asked: str, answer: str) -> Any:
+        memory = SAMMemoryBlock(store, user_id="mia").attach(LlamaMemory.from_defaults(session_id="mia-1",
+                                                                                        async_database_uri=uri))
+        llm, _ = _scripted([(answer, [])])
+        await FunctionAgent(tools=[], llm=llm).run(asked, memory=memory)
+        return memory
+
+    asyncio.run(request("Hi", "Hello!"))
+    memory = asyncio.run(request("I moved to Lyon", "Noted."))
+    assert [t for _, t in listed(store, user_id="mia")] == ["Hi", "Hello!", "I moved to Lyon", "Noted."]
+    assert len(memory.get_all()) == 4
+
+
 def test_a_call_that_read_the_history_before_another_stored_it_stores_nothing(adapter, caplog):
     """Memory flushes to its blocks and asks them at once (asyncio): a call that read the history before another
     call stored a longer one is behind it, not a history replaced (which is read again, its messages stored twice)."""

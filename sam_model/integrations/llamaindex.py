@@ -63,6 +63,9 @@ from sam_model.memory import ScopedMemory
 log = logging.getLogger(__name__)
 
 ITEM = re.compile(r"\n(?=\d+\. )")  # a memory's start in the block's content (its further lines are indented)
+# each add's memories say the Memory's session and which of its chat messages they are ([from, to)): a block made
+# anew on a session already stored (a Memory over a database, a block each request) reads on after them
+SESSION, FROM, TO = "llamaindex_session", "llamaindex_from", "llamaindex_to"
 NO_USER = {"user_id": {"eq": None}}  # a block of no user recalls no user's memories
 NOT_ATTACHED = ("SAMMemoryBlock is not attached to a Memory, so it cannot read the agent's history: make the memory "
                 "with memory = block.attach(Memory.from_defaults(session_id=...)) and give the agent that memory")
@@ -90,6 +93,7 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
     _read: list[dict[str, Any]] = PrivateAttr(default_factory=list)  # the history's dumps read so far
     _added: int = PrivateAttr(default=0)  # how many of the reader's chat messages of them were stored
     _marks: list[tuple[int, int]] = PrivateAttr(default_factory=list)  # each add's first chat message and its step
+    _resumed: bool = PrivateAttr(default=False)  # what the store holds of the session read (at the first call)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
@@ -137,6 +141,8 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         """Store the chat messages of ``dumps`` past those stored; the step of the window's first message's memory
         (``archived``: how many of ``dumps`` left the token window)."""
         with self._lock:
+            if not self._resumed:
+                self._resume()
             if not (len(dumps) <= len(self._read) and self._read[:len(dumps)] == dumps):
                 self._store_read(dumps)
             # else nothing new: read already (a call that got the history before another stored it)
@@ -144,6 +150,29 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
             if at >= self._added:
                 return None
             return max((step for start, step in self._marks if start <= at), default=None)
+
+    def _session(self) -> str | None:
+        session = getattr(self._memory, "session_id", None)
+        return session if isinstance(session, str) and session else None
+
+    def _resume(self) -> None:
+        """Read on after the chat messages of the Memory's session the scopes hold already (their memories' SESSION,
+        FROM, TO): a block made anew on a session stored before (a Memory over a database, a block each request)
+        read its history from the start, and stored again (a history of words, no call id for ScopedMemory to know
+        it by) it came back twice."""
+        self._resumed = True
+        if (session := self._session()) is None:
+            return
+        found = self._store.get_all(**self._scopes, filters={**(self._filters or {}), SESSION: session},
+                                    limit=None)["results"]
+        spans = [(r["metadata"][FROM], r["metadata"][TO], r["step"]) for r in found
+                 if isinstance(r["metadata"].get(FROM), int) and isinstance(r["metadata"].get(TO), int)]
+        if spans:
+            self._added = max(to for _, to, _ in spans)
+            firsts: dict[int, int] = {}
+            for start, _, step in spans:
+                firsts[start] = min(step, firsts.get(start, step))
+            self._marks = sorted(firsts.items())
 
     def _store_read(self, dumps: list[dict[str, Any]]) -> None:
         """Store the chat messages of ``dumps`` past the ``_added`` stored, marking where the add began."""
@@ -158,12 +187,15 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
                         "(memory.aset or reset): read on from its chat message %d, the first that differs",
                         len(self._read), same)
             self._added, self._marks = same, [(start, step) for start, step in self._marks if start < same]
+        if not self._read and self._added > len(chat.messages):  # resumed on a session reset since: its start
+            self._added, self._marks = 0, []
         self._read = dumps
         if new := chat.messages[self._added:]:  # a text past a memory's size cut, not refused in the run
             tools = {c["id"]: c["function"]["name"] for m in chat.messages for c in m.get("tool_calls") or []}
+            span = {SESSION: session, FROM: self._added, TO: len(chat.messages)} if (session := self._session()) else None
             added = self._store.add([fitted(m, chat.sources[self._added + i], log,
                                             tools.get(m.get("tool_call_id"))) for i, m in enumerate(new)],
-                                    **self._scopes)["results"]
+                                    **self._scopes, metadata=span)["results"]
             if steps := [r["step"] for r in added if r.get("event") == "ADD"]:
                 self._marks.append((self._added, min(steps)))
         self._added = len(chat.messages)
