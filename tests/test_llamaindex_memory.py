@@ -308,6 +308,17 @@ def test_a_block_not_attached_refuses_its_first_call(adapter):
         block.attach(Memory())
 
 
+def test_a_second_block_of_the_same_name_is_refused_at_attach(adapter):
+    """Memory keys its blocks' content by name (from_defaults refuses two of one name; attach appended it): two
+    blocks named sam_memory gave the model one's recall twice and lost the other's (the user's)."""
+    store = ScopedMemory(HashingEncoder(16))
+    memory = adapter.SAMMemoryBlock(store, user_id="mia", agent_id="shop").attach(Memory())
+    with pytest.raises(ValueError, match=r"^SAMMemoryBlock: the Memory holds a block named 'sam_memory' already"):
+        adapter.SAMMemoryBlock(store, agent_id="shop").attach(memory)
+    adapter.SAMMemoryBlock(store, agent_id="shop", name="shop_memory").attach(memory)
+    assert [b.name for b in memory.memory_blocks] == ["sam_memory", "shop_memory"]
+
+
 def test_a_history_replaced_is_read_again_and_said(adapter, caplog):
     store = ScopedMemory(HashingEncoder(64))
     memory = adapter.SAMMemoryBlock(store, user_id="mia").attach(Memory())

@@ -115,6 +115,11 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         if self._memory is not None and self._memory is not memory:
             raise ValueError("SAMMemoryBlock is attached to another Memory already: make one block per Memory "
                              "(the same ScopedMemory and scopes may serve several)")
+        if any(b is not self and b.name == self.name for b in memory.memory_blocks):
+            # Memory keys its blocks' content by name (from_defaults refuses such a list, the append here did not):
+            # the user's recall was lost, the other block's given twice
+            raise ValueError(f"SAMMemoryBlock: the Memory holds a block named {self.name!r} already: give this block a "
+                             "name of its own, SAMMemoryBlock(..., name='shop_memory')")
         if not any(b is self for b in memory.memory_blocks):
             memory.memory_blocks.append(self)
         self._memory = memory
