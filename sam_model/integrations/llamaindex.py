@@ -14,8 +14,10 @@ history of the Memory it is attached to, ``[m.model_dump() for m in await memory
 out of the token window and those in it), with the ``llamaindex`` log reader (sam_model.data.formats.llamaindex: the
 one code path), and adds to ScopedMemory the chat messages read past those of its last call. So the scopes hold what
 ``sam-data transcripts`` reads of the same history saved afterwards: what SAM was trained on, each message once (a
-text longer than a memory holds cut as ``--result-limit 90000`` cuts it, with a warning: refused, it ended the run). Not
-the flush alone: Memory flushes a message to its blocks only when it leaves the token window (most never do), and its
+text longer than a memory holds cut as ``--result-limit 90000`` cuts it, with a warning: refused, it ended the run).
+Each add's memories carry the Memory's session and their chat messages' span (metadata SESSION, FROM, TO), so a
+block made anew on a session stored before (a Memory over a database, a block each request) reads on after it; a
+history replaced (``aset``, ``reset``) is read on from its first chat message that differs. Not the flush alone: Memory flushes a message to its blocks only when it leaves the token window (most never do), and its
 ``aget(input=...)`` hands the blocks a copy of the user's message that is in no history. Hence ``attach``: a block
 cannot find the Memory holding it, and one never attached refuses its first call in one line.
 
@@ -33,8 +35,10 @@ Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) and ``k`` are fixed
 (ScopedMemory's scopes are filters, so ``agent_id="helpdesk"`` alone matched each user's memories with that agent
 too: sam_model.integrations.autogen had that leak). Beside a block of a user in the same Memory (an agent's shared
 memory beside each user's own), a block of no user stores nothing: the conversation is that user's, and stored as no
-user's it was recalled to every user by the same shared block of their sessions. Store calls run in a worker thread (``asyncio.to_thread``), so the
-agent's event loop is not blocked by an encoder's forward pass.
+user's it was recalled to every user by the same shared block of their sessions. Blocks of one Memory need names of
+their own (``attach`` checks: Memory keys their content by name). Store calls run in a worker thread
+(``asyncio.to_thread``), so the agent's event loop is not blocked by an encoder's forward pass; reading the history
+(``aget_all`` and its dump) runs on the loop, about 45 ms a call for 2,000 messages.
 """
 
 from __future__ import annotations
