@@ -382,6 +382,13 @@ def test_a_block_made_anew_on_a_stored_session_reads_on_after_it(adapter):
         assert not {line for given in memory.given for line in recalled(given)} & {_words(m) for m in history}
     assert [t for _, t in listed(store, user_id="mia")] == ["Hi", "Hello! How can I help?", "I moved to Lyon",
                                                             "Noted.", "Thanks", "Bye."]
+    memory.messages[:] = []  # memory.reset(), then a turn, then a block made anew: the turn after reset is not again
+    asyncio.run(agent_run(memory, "Start over", [], "Sure."))
+    again = Memory(session_id="mia-1")
+    again.messages = history
+    adapter.SAMMemoryBlock(store, user_id="mia").attach(again)
+    asyncio.run(agent_run(again, "Where do I live?", [], "In Lyon."))
+    assert [t for _, t in listed(store, user_id="mia")][6:] == ["Start over", "Sure.", "Where do I live?", "In Lyon."]
     other = adapter.SAMMemoryBlock(store, user_id="mia").attach(Memory(session_id="mia-2"))
     asyncio.run(agent_run(other, "Hi", [], "Hello again."))
     assert [t for _, t in listed(store, user_id="mia")][-2:] == ["Hi", "Hello again."]

@@ -174,14 +174,13 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
             return
         found = self._store.get_all(**self._scopes, filters={**(self._filters or {}), SESSION: session},
                                     limit=None)["results"]
-        spans = [(r["metadata"][FROM], r["metadata"][TO], r["step"]) for r in found
-                 if isinstance(r["metadata"].get(FROM), int) and isinstance(r["metadata"].get(TO), int)]
-        if spans:
-            self._added = max(to for _, to, _ in spans)
-            firsts: dict[int, int] = {}
-            for start, _, step in spans:
-                firsts[start] = min(step, firsts.get(start, step))
-            self._marks = sorted(firsts.items())
+        spans = sorted((r["step"], r["metadata"][FROM], r["metadata"][TO]) for r in found
+                       if isinstance(r["metadata"].get(FROM), int) and isinstance(r["metadata"].get(TO), int))
+        last = None
+        for step, start, to in spans:  # the adds in the order made, as this block's calls made them: a history
+            if (start, to) != last:    # replaced (reset) read on from an earlier message, its later marks dropped
+                self._marks = [m for m in self._marks if m[0] < start] + [(start, step)]
+                self._added, last = to, (start, to)
 
     def _store_read(self, dumps: list[dict[str, Any]]) -> None:
         """Store the chat messages of ``dumps`` past the ``_added`` stored, marking where the add began."""
