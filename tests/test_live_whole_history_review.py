@@ -32,24 +32,42 @@ def _add(memory: ScopedMemory, data, how: str, tmp_path) -> ScopedMemory:
     return ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16)) if how == "saved and loaded" else memory
 
 
-@pytest.mark.parametrize("between", ["a fact as text", "responses items", "an agent-log event"])
+FACT = "Note: the customer prefers email."
+# adds of another kind than a Converse hook's, each holding FACT (OpenAI's, Anthropic's and LangChain's messages are
+# agent histories of their own, resent.FORMATS: an MCP client's remember with messages, a component's own loop)
+BETWEEN = {"a fact as text": FACT,
+           "responses items": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": FACT}]}],
+           "an agent-log event": [Event(episode_id="x", step=0, kind="observation", text=FACT)],
+           "openai messages": [{"role": "user", "content": FACT}],
+           "anthropic messages": [{"role": "user", "content": FACT}, {"role": "assistant", "content": [
+               {"type": "tool_use", "id": "toolu_01N", "name": "save_note", "input": {"note": FACT}}]}],
+           "langchain messages": [{"type": "human", "data": {"type": "human", "id": "n1", "content": FACT}}]}
+
+
+def said_alone(data) -> list[str]:
+    """What an add of ``data`` alone stores (the memories the add between holds)."""
+    memory = _memory()
+    memory.add(data, user_id="t", run_id="r")
+    return _said(memory)
+
+
+@pytest.mark.parametrize("between", sorted(BETWEEN))
 @pytest.mark.parametrize("how", ["in process", "saved and loaded", "checked first"])
 def test_a_whole_history_of_words_after_another_add_stores_each_message_once(tmp_path, how, between):
     """A hook adding a conversation of words alone whole at each message, and another add to its scope between two
     of them (a fact remembered as text, Responses items, an agent-log event): the kept adds lost their mark of the
     scope's whole conversation, so the next history, opening with the scope's last add, was read as new, and so
-    was every later one: the whole conversation stored again at each message (21 memories for 7)."""
-    msgs, fact = [_words(r, s) for r, s in WORDS], "Note: the customer prefers email."
-    other = {"a fact as text": fact,
-             "responses items": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": fact}]}],
-             "an agent-log event": [Event(episode_id="x", step=0, kind="observation", text=fact)]}[between]
+    was every later one: the whole conversation stored again at each message (21 memories for 7). OpenAI,
+    Anthropic or LangChain messages between (histories of their own since OpenAI's rule) took the mark alike until
+    the format of each kept add was kept (sam_model.memory.resent.lane)."""
+    msgs, other = [_words(r, s) for r, s in WORDS], BETWEEN[between]
     memory = _memory()
     for end in (1, 2):
         memory = _add(memory, msgs[:end], how, tmp_path)
     memory = _add(memory, other, how, tmp_path)
     for end in range(3, len(msgs) + 1):
         memory = _add(memory, msgs[:end], how, tmp_path)
-    assert _said(memory) == ["Hi", "Hello", fact, *(s for _, s in WORDS[2:])]
+    assert _said(memory) == ["Hi", "Hello", *said_alone(other), *(s for _, s in WORDS[2:])]
 
 
 @pytest.mark.parametrize("how", ["in process", "saved and loaded", "checked first"])

@@ -174,10 +174,9 @@ def test_a_whole_history_sent_after_another_add_to_its_scope_is_read_once(tmp_pa
         out = memory.add(add, user_id="t", run_id="r", read=read)
         if how == "saved and loaded":
             memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
-    # OpenAI messages are kept adds of their own since OpenAI's whole histories are read once too: the Converse
-    # add is then one of the scope's last 8, not its last
-    which = "one of the scope's last 8 adds" if between == "openai messages" else "the scope's last add"
-    assert out.get("notes") and out["notes"][0]["reason"].startswith(f"data[0:4]: {which}")
+    # OpenAI messages are kept adds of their own since OpenAI's whole histories are read once too, of their own
+    # format (resent.lane): the Converse add is still the scope's last of Converse messages
+    assert out.get("notes") and out["notes"][0]["reason"].startswith("data[0:4]: the scope's last add of Converse")
     fresh = _memory()
     for add in (msgs[:4], other, msgs[4:8]):
         fresh.add(add, user_id="t", run_id="r")
@@ -269,7 +268,7 @@ def test_a_save_of_what_a_scope_was_given_loads_and_a_bad_one_is_refused(tmp_pat
         memory.add([m], user_id="t", run_id="r")
     saved = memory.save(tmp_path / "m")
     d = json.loads((saved / "scoped.json").read_text())
-    assert d["given"]["t//r"][1] == 4
+    assert d["given"]["t//r"] == [[d["given"]["t//r"][0][0], 4, "bedrock"]]
     (saved / "scoped.json").write_text(json.dumps({**d, "given": {"t//r": ["x", 0]}}))
     with pytest.raises(SAMFileError, match=r"given of 't//r' must be") as err:
         ScopedMemory.load(saved, HashingEncoder(16))

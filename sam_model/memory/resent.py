@@ -40,6 +40,15 @@ The scope keeps its last KEPT such adds, not the last alone (:func:`kept`): two 
 once (two threads, each running the agent from the same history, each adding its whole history after its run) add
 the history with each one's new turn, and the second opened with the history, not with the first's add, which held
 the other run: its start was stored again. An add opening with any of them is read from after the longest.
+
+Each kept add holds its format (:func:`key`), and so does what the scope was given (:func:`given`, one a format):
+an add is read against its own format's alone (:func:`lane`; a key saved before 2026-12-07, of no format, is of
+any). A scope given two formats (a Strands hook's Converse history added whole at each message, and between two
+of its adds an MCP client's remember with OpenAI messages) kept one list: since OpenAI's rule the other
+format's add, a kept add read as new, took the hook's adds' mark of the whole conversation (:func:`kept`) and joined
+all the scope was given, and every later history of the hook was stored again (21 memories for 7; a hook adding
+each message alone, then its whole history, 13 for 9). To another format's kept adds such an add is apart
+(:func:`apart`): they keep their marks, the last of each format its own.
 """
 
 from __future__ import annotations
@@ -68,14 +77,40 @@ NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
 
 
 def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
-    """What the scope keeps of an add of ``items`` to tell them again by ([digest, count], and ``true`` after them
-    where ``whole``: the add held the scope's whole conversation, from its first message); None: they are no agent
-    history's messages (:data:`FORMATS`; any other add takes the older kept adds' marks: :func:`apart`)."""
+    """What the scope keeps of an add of ``items`` to tell them again by ([digest, count], ``true`` after them
+    where ``whole``: the add held its format's whole conversation in the scope, from its first message; then the
+    format, :func:`lane`); None: they are no agent history's messages (:data:`FORMATS`; any other add takes the
+    older kept adds' marks: :func:`apart`)."""
     if not items or (fmt := detect(list(items))) not in FORMATS or (told := _digest(items)) is None:
         return None
     if fmt in TAILED and None not in (tail := [_one(m) for m in items[-TAIL:]]):
-        return [told, len(items), whole, tail]  # its last messages one by one, for a compaction's (compacted)
-    return [told, len(items), True] if whole else [told, len(items)]
+        return [told, len(items), whole, tail, fmt]  # its last messages one by one, for a compaction's (compacted)
+    return [told, len(items), *[True] * whole, fmt]
+
+
+def lane(fmt: str | None) -> str | None:
+    """The kept adds an add of format ``fmt`` is read against: those of its format. Anthropic's and OpenAI's are
+    one: detect reads an Anthropic history's first words (a string, or text blocks) as OpenAI chat, its first
+    ``tool_use`` as Anthropic's, and its whole history, opening with its first add, is told by it."""
+    return "openai" if fmt == "anthropic" else fmt
+
+
+def format_of(k: Sequence[Any]) -> str | None:
+    """The format of a kept add (:func:`key`) or of what a scope was given of one (:func:`given`); None: saved
+    before 2026-12-07, of the format of any add (as when the scope kept one list)."""
+    return k[-1] if len(k) > 2 and isinstance(k[-1], str) else None
+
+
+def mine(kept: Sequence[Any] | None, items: Sequence[Any] | str | None) -> list[Any]:
+    """The kept adds (or what the scope was given, a format each) an add of ``items`` (or of that format) is read
+    against: those of its :func:`lane` and those of no format."""
+    fmt = items if isinstance(items, str) or items is None else detect(list(items))
+    return [k for k in kept or () if _ours(k, fmt)]
+
+
+def _tag(k: Sequence[Any]) -> list[str]:
+    """A kept add's format as the end of a key ([] where it has none)."""
+    return [] if (fmt := format_of(k)) is None else [fmt]
 
 
 def whole(last: Sequence[Any] | None) -> bool:
@@ -92,8 +127,10 @@ def compacted(items: Sequence[Any], kept: Sequence[Any] | None) -> tuple[int, in
     turns were stored again (the travel walkthrough's second run, 8 memories, twice). A LlamaIndex history trimmed
     at its start (``ChatMemoryBuffer.get()`` past its token limit) keeps no summary: it opens with the end of the
     last add, told by a call's id among them, and was stored again from there (where 0: from the add's start)."""
+    kept = mine(kept, items)
     last = kept[-1] if kept else None
-    if last is None or len(last) < 4 or not items or (fmt := detect(list(items))) not in TAILED:
+    if last is None or len(last) < 4 or not isinstance(last[3], list) or not items or (
+            fmt := detect(list(items))) not in TAILED:
         return None
     c = next((i for i, m in enumerate(items) if not _compaction(m)), len(items)) if fmt == "pydantic-ai" else 0
     tail = last[3]
@@ -125,11 +162,11 @@ def repeated(items: Sequence[Any], kept: Sequence[Any] | None) -> list[Any] | No
     ``agent.messages``) adds the user's first message alone, words with nothing written once, then again with the
     model's call; it was stored twice. Read as new, such an add would hold the whole conversation said again from
     its first message, every reply with it, word for word, then more (:func:`_over`). A "yes" said again after it
-    is still new: an add of it alone holds no rest."""
+    is still new: an add of it alone holds no rest. Those of its format alone (:func:`mine`)."""
     if not kept or detect(list(items)) not in FORMATS:
         return None
     told: dict[int, str | None] = {}  # each start's digest, made once
-    for last in sorted(kept, key=lambda k: -k[1]):
+    for last in sorted(mine(kept, items), key=lambda k: -k[1]):
         n = last[1]
         if len(items) < n:
             continue
@@ -152,13 +189,30 @@ def _over(last: Sequence[Any], rest: list[Any]) -> bool:
 
 
 def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> list[list[Any]]:
-    """The scope's kept adds (:func:`repeated`) after an add whose :func:`key` is ``sent``: the last KEPT. An add
-    that is no kept add sent again (``again`` false) takes the older ones' mark of the scope's whole conversation
-    (:func:`whole`): the conversation went on past them, so an add opening with one of them is no longer its whole
-    history sent again but may be its opening said again (a first add of the user's words alone, the run's
-    messages added after it, then the same words with the next run's: until stop 63 the words were dropped)."""
-    older = (k[:2] + [True] * (again and whole(k)) for k in before or () if k[:2] != sent[:2])  # last add's tail alone
-    return [*older, sent][-KEPT:]
+    """The scope's kept adds (:func:`repeated`) after an add whose :func:`key` is ``sent``: the last KEPT of its
+    format (:func:`mine`). An add that is no kept add sent again (``again`` false) takes the older ones' mark of the
+    scope's whole conversation (:func:`whole`): the conversation went on past them, so an add opening with one of
+    them is no longer its whole history sent again but may be its opening said again (a first add of the user's
+    words alone, the run's messages added after it, then the same words with the next run's: until stop 63 the
+    words were dropped). Another format's kept adds are no part of that conversation: to them the add is apart
+    (:func:`apart`, the last of each keeps its mark; until 2026-12-07 an OpenAI add took a Converse hook's)."""
+    fmt, before = format_of(sent), list(before or ())
+    others = iter(apart([k for k in before if not _ours(k, fmt)]))
+    out = []
+    for k in before:
+        if not _ours(k, fmt):
+            out.append(next(others))
+        elif k[:2] != sent[:2]:
+            out.append(k[:2] + [True] * (again and whole(k)) + _tag(k))  # the last add's tail alone is kept
+    over = sum(_ours(k, fmt) for k in out) + 1 - KEPT  # the oldest of its format past KEPT go
+    for k in [k for k in out if _ours(k, fmt)][:max(over, 0)]:
+        out.remove(k)
+    return [*out, sent]
+
+
+def _ours(k: Sequence[Any], fmt: str | None) -> bool:
+    """Whether the kept add ``k`` is read with adds of format ``fmt``: of its :func:`lane`, or of no format."""
+    return format_of(k) is None or lane(format_of(k)) == lane(fmt)
 
 
 def dropped(before: Sequence[Any]) -> list[list[Any]]:
@@ -167,8 +221,10 @@ def dropped(before: Sequence[Any]) -> list[list[Any]]:
     its next add opens with its last add, which held every earlier one; an older add stood for the conversation
     only until the next went on from it (two runs made at once). Kept, a new conversation added an exchange at a
     time (or a message at a time: in another scope's words, a greeting) that opened with the deleted
-    conversation's first add, going on past it, lost its opening, read as that add sent again (until stop 63)."""
-    return [*(k[:2] for k in before[:-1]), *before[-1:]]
+    conversation's first add, going on past it, lost its opening, read as that add sent again (until stop 63).
+    The last of each format (:func:`lane`; of none, saved before 2026-12-07) keeps it: each agent holds its own."""
+    last = {lane(format_of(k)): i for i, k in enumerate(before)}.values()
+    return [k if i in last else k[:2] + _tag(k) for i, k in enumerate(before)]
 
 
 def apart(before: Sequence[Any]) -> list[list[Any]]:
@@ -188,21 +244,35 @@ def new_mark(items: Sequence[Any], kept: Sequence[Any] | None) -> bool:
     with none of the scope's kept adds. A new session's first message in a scope by user alone, its hook adding
     the whole history at each message, was no mark (only the scope's first add was), and each message of the
     second conversation was stored again at every later message (14 memories for 8). One opening with a kept add
-    is a "yes" said again (added alone twice, then with its reply: each stored)."""
+    is a "yes" said again (added alone twice, then with its reply: each stored). Those of its format alone
+    (:func:`mine`): the first add of another format than the scope's (an MCP client's remember with OpenAI messages
+    beside a Converse hook) is its format's whole conversation."""
     told: dict[int, str | None] = {}
-    for k in kept or ():
+    for k in mine(kept, items):
         if len(items) >= k[1] and told.setdefault(k[1], _digest(list(items[:k[1]]))) == k[0]:
             return False
     return True
 
 
-def given(before: Sequence[Any] | None, items: Sequence[Any]) -> list[Any] | None:
+def given(before: Sequence[Any] | None, items: Sequence[Any], fmt: str) -> list[list[Any]] | None:
     """What a scope keeps of the messages it was given, in order, after it takes ``items`` (an add's, or the rest
-    of one read from after a kept add): [a digest of them all, how many], chained from ``before`` (None: none yet)
-    message by message, so that :func:`opens_with_given` tells a history opening with them without their words.
-    None where a message has no digest (:func:`_digest`), or none was given: ``["", 0]`` (a scope holding none,
-    loaded from a save before stop 64, its last add retried) was saved, refused at load (:func:`check_given`), and
-    the memory no longer loaded."""
+    of one read from after a kept add) of format ``fmt``: [a digest of them all, how many, the format] for each
+    format (:func:`lane`), this one's chained from ``before``'s (none yet, or one of no format: saved before
+    2026-12-07) message by message, so that :func:`opens_with_given` tells a history opening with them without
+    their words. Another format's messages are not chained in (an OpenAI message an MCP client remembered between
+    a Converse agent's messages and its whole history: until 2026-12-07 every message was stored again). None of
+    this format where a message has no digest (:func:`_digest`), or none was given: ``["", 0]`` (a scope holding
+    none, loaded from a save before stop 64, its last add retried) was saved, refused at load
+    (:func:`check_given`), and the memory no longer loaded."""
+    own = mine(before, fmt)
+    told = _chained(own[-1][:2] if own else None, items)
+    out = [*(g for g in before or () if not _ours(g, fmt)), *([[*told, fmt]] if told else [])]
+    return out or None
+
+
+def _chained(before: Sequence[Any] | None, items: Sequence[Any]) -> list[Any] | None:
+    """[digest, count] of the messages ``before`` told ([digest, count], None: none) and ``items``, chained message
+    by message; None where a message has no digest (:func:`_digest`) or there is none."""
     told, n = (before[0], before[1]) if before else ("", 0)
     for m in items:
         if (one := _digest([m])) is None:
@@ -217,18 +287,26 @@ def opens_with_given(items: Sequence[Any], kept: Sequence[Any] | None) -> int:
     as it comes (a Strands hook adding ``[event.message]``, Pydantic AI's ``new_messages()`` of each run), then its
     whole history, sent it opening with no kept add (each held one message or one run): every earlier message
     but the first add's was stored again, until stop 64. Words alone hold nothing written once (the user could
-    say them all again): read as new, as before."""
-    if not kept or len(items) < kept[1] or detect(list(items)) not in FORMATS:
+    say them all again): read as new, as before. What it was given of the add's format (:func:`mine`)."""
+    fmt = detect(list(items))
+    own = mine(kept, fmt)
+    if not own or len(items) < own[-1][1] or fmt not in FORMATS:
         return 0
-    head = list(items[:kept[1]])
-    return kept[1] if given(None, head) == [kept[0], kept[1]] and _once(head) else 0
+    n, head = own[-1][1], list(items[:own[-1][1]])
+    return n if _chained(None, head) == own[-1][:2] and _once(head) else 0
 
 
-def check_given(d: Any, name: str) -> list[Any]:
-    """A scope's saved :func:`given` ([digest, count]), else a ValueError naming ``name``."""
-    if not (isinstance(d, list) and len(d) == 2 and isinstance(d[0], str) and isinstance(d[1], int)
-            and not isinstance(d[1], bool) and d[1] > 0):
-        raise ValueError(f"{name} must be [digest, count] of the messages the scope was given")
+def check_given(d: Any, name: str) -> list[list[Any]]:
+    """A scope's saved :func:`given` ([digest, count, format] a format; saves before 2026-12-07 hold one,
+    [digest, count], of no format), else a ValueError naming ``name``."""
+    if isinstance(d, list) and d and isinstance(d[0], str):
+        d = [d]
+    if not (isinstance(d, list) and d and all(isinstance(g, list) and _formatted(g, name, i) and len(g) == 2 + (
+            format_of(g) is not None) and isinstance(g[0], str) and isinstance(g[1], int) and not isinstance(
+            g[1], bool) and g[1] > 0 for i, g in enumerate(d))):
+        raise ValueError(f"{name} must be [digest, count] of the messages the scope was given (then their format), "
+                         "or a list of those, one a format")
+    _one_a_format(d, name, 1)
     return d
 
 
@@ -388,14 +466,34 @@ def _called(message: Any, names: set[Any]) -> bool:
 
 def check(d: Any, name: str) -> list[list[Any]]:
     """A scope's saved :func:`kept` adds (a list of :func:`key`; saves before 2026-12-07 hold one key, the last
-    add's, ``[digest, count]``), else a ValueError naming ``name``."""
+    add's, ``[digest, count]``, and no format), else a ValueError naming ``name``."""
     if isinstance(d, list) and d and isinstance(d[0], str):
         d = [d]
-    if not (isinstance(d, list) and 0 < len(d) <= KEPT and all(_key_ok(k) for k in d)):
-        raise ValueError(f"{name} must be a list of up to {KEPT} [digest, count] (then true where it held the "
-                         "scope's whole conversation) of the scope's last adds of Converse, Pydantic AI, AutoGen, smolagents, LlamaIndex, "
-                         "OpenAI chat, Anthropic or LangChain messages")
+    if not (isinstance(d, list) and d and all(isinstance(k, list) and _formatted(k, name, i) and _key_ok(
+            k[:len(k) - (format_of(k) is not None)]) for i, k in enumerate(d))):
+        raise ValueError(f"{name} must be a list of up to {KEPT} a format of [digest, count] (then true where it "
+                         "held the scope's whole conversation, then the format) of the scope's last adds of "
+                         "Converse, Pydantic AI, AutoGen, smolagents, LlamaIndex, OpenAI chat, Anthropic or LangChain "
+                         "messages")
+    _one_a_format(d, name, KEPT)
     return d
+
+
+def _formatted(k: list[Any], name: str, i: int) -> bool:
+    """True, unless the saved key or given ``k`` (item ``i`` of ``name``) names a format of none of FORMATS: a
+    ValueError naming it."""
+    if (fmt := format_of(k)) is not None and fmt not in FORMATS:
+        raise ValueError(f"{name} item {i}: format {fmt[:40]!r} is none of {', '.join(FORMATS)}: save the memory "
+                         "again with this sam_model")
+    return True
+
+
+def _one_a_format(d: list[list[Any]], name: str, most: int) -> None:
+    """A ValueError naming ``name`` where it holds more than ``most`` of one format (:func:`lane`)."""
+    for fmt in dict.fromkeys(lane(format_of(k)) for k in d):
+        if sum(lane(format_of(k)) == fmt for k in d) > most:
+            raise ValueError(f"{name} holds {fmt or 'no format'} {'twice' if most == 1 else f'more than {most} times'}"
+                             f": {'one' if most == 1 else most} a format")
 
 
 def _key_ok(d: Any) -> bool:
@@ -404,5 +502,5 @@ def _key_ok(d: Any) -> bool:
             d[2], bool) and isinstance(d[3], list) and len(d[3]) <= TAIL and all(isinstance(t, str) for t in d[3]))
 
 
-__all__ = ["FORMATS", "KEPT", "TAIL", "apart", "check", "check_given", "compacted", "dropped", "given", "key", "kept",
-           "new_mark", "note", "opens_with_given", "repeated", "whole"]
+__all__ = ["FORMATS", "KEPT", "TAIL", "apart", "check", "check_given", "compacted", "dropped", "format_of", "given", "key",
+           "kept", "lane", "mine", "new_mark", "note", "opens_with_given", "repeated", "whole"]

@@ -122,11 +122,11 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # (ids of a save before each scope had its place in the episode's name): history's check once it is deleted
         self._owners: dict[Any, tuple | None] = {}
         self._open: dict[str, live.OpenTurn] = {}  # episode -> the open turn of an agent's session fed line by line
-        # episode -> its last adds of agent histories' messages (resent.FORMATS), [[digest, count(, true)], ...] newest last
-        # (sam_model.memory.resent): one sent again whole with the next turn's is read once
+        # episode -> its last adds of agent histories' messages (resent.FORMATS), [[digest, count(, true), format], ...]
+        # newest last, KEPT a format (sam_model.memory.resent): one sent again whole with the next turn's is read once
         self._sent: dict[str, list] = {}
-        # episode -> [digest, count] of every message of those formats it was given, in order (resent.given): a
-        # whole history sent after messages added one at a time opens with them
+        # episode -> [[digest, count, format], ...] of every message of each of those formats it was given, in order
+        # (resent.given): a whole history sent after messages added one at a time opens with them
         self._given: dict[str, list] = {}
         # episode -> the ids (digests) of the Responses message items whose memories were deleted (live_responses.deleted)
         # when the scope's last went: its conversation and open turn are dropped, and a streaming agent's .done of
@@ -433,7 +433,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
 
     def _keep_dropped(self) -> None:
         """Forget the kept adds' keys and deleted items' ids (``_sent``, ``_gone``) of the scopes deleted longest
-        ago past the last DROPPED_SCOPES: until stop 63 every deleted scope's stayed for good (up to 8 keys, the
+        ago past the last DROPPED_SCOPES: until stop 63 every deleted scope's stayed for good (up to 8 keys a format, the
         digests of a Pydantic AI add's last 256 messages and of 256 deleted Responses items: ~17 KB, ~0.5 KB for 8
         Converse adds), in memory and in every save, so a server whose users' runs come and go grew without bound
         (now at most ~4 MB, ~130 KB of Converse keys). An agent sends a deleted

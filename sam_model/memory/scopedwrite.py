@@ -209,8 +209,8 @@ class ScopedWrites:
             if again:  # a caller's ``read`` (check_add, in this hold of the lock) is of the rest already
                 data = rest
                 notes.append({"reason": resent.note(items, again, None if last is None else
-                                                    last == self._sent[episode][-1], at, last is not None and
-                                                    again < last[1])})
+                                                    last == resent.mine(self._sent[episode], items)[-1], at,
+                                                    last is not None and again < last[1])})
             # checked before the conversation's state takes any of them
             messages, skipped = read if read is not None else read_add(data, name) if data else ([], [])
             out: dict[str, list] = {"results": self._add_messages(
@@ -220,7 +220,8 @@ class ScopedWrites:
             # a text is a fact remembered (MCP remember's text), not a history sent: apart, as before OpenAI's rule
             if not text and (sent := resent.key(items, whole)) is not None:
                 self._sent[episode] = resent.kept(self._sent.get(episode), sent, bool(again))
-                self._given[episode] = resent.given(self._given.get(episode), rest if again else items)
+                self._given[episode] = resent.given(self._given.get(episode), rest if again else items,
+                                                    resent.format_of(sent))
                 if self._given[episode] is None:
                     del self._given[episode]
             else:

@@ -1,0 +1,125 @@
+"""One scope given agent histories of two formats (resent.FORMATS): a Strands hook's Converse history added whole
+at each message, and between two of its adds another component's OpenAI, Anthropic or LangChain messages (an MCP
+client's remember with messages), or the reverse. Since OpenAI's rule the other format's add was a kept add of its
+own and took the hook's adds' mark of the scope's whole conversation (resent.kept), and chained into all the scope
+was given (resent.given): every later history of the hook was stored again (21 memories for 7; 13 for 9). Each
+format now keeps its own kept adds and its own 'given' (resent.lane); the other format's add is apart to them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_live_leftovers_61 import _claim, _words
+from test_live_whole_history_review import BETWEEN, FACT, WORDS, _add, _memory, _said, said_alone
+from test_openai_whole_history import CHATS, words
+
+from sam_model.io import SAMFileError
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+OTHERS = ("openai messages", "anthropic messages", "langchain messages")
+HOWS = ["in process", "saved and loaded", "checked first"]
+
+
+def _hook(msgs: list, at: int, other, how: str, tmp_path) -> ScopedMemory:
+    """``msgs`` added whole at each message, ``other`` added after the history of ``at`` messages."""
+    memory = _memory()
+    for end in range(1, len(msgs) + 1):
+        memory = _add(memory, msgs[:end], how, tmp_path)
+        if end == at:
+            memory = _add(memory, other, how, tmp_path)
+    return memory
+
+
+def _alone(msgs: list, at: int, other) -> list[str]:
+    """What the same adds store where the hook adds each message alone: each message once."""
+    memory = _memory()
+    for end in range(1, len(msgs) + 1):
+        memory.add(msgs[end - 1:end], user_id="t", run_id="r")
+        if end == at:
+            memory.add(other, user_id="t", run_id="r")
+    return _said(memory)
+
+
+@pytest.mark.parametrize("between", OTHERS)
+@pytest.mark.parametrize("how", HOWS)
+def test_a_converse_history_with_calls_after_another_format_stores_each_message_once(tmp_path, how, between):
+    """A claims conversation (calls by their toolUseIds) added whole at each message, the other format's add after
+    its first message (words alone, told by the mark alone): the user's first words were stored again."""
+    msgs, other = _claim(), BETWEEN[between]
+    memory = _hook(msgs, 1, other, how, tmp_path)
+    assert _said(memory) == _alone(msgs, 1, other) and len(_said(memory)) == len(msgs) + len(said_alone(other))
+
+
+@pytest.mark.parametrize("history", ["openai calls", "openai words", "anthropic calls", "langchain calls"])
+@pytest.mark.parametrize("how", HOWS)
+def test_another_formats_whole_history_with_a_converse_add_between_stores_each_message_once(tmp_path, how,
+                                                                                             history):
+    """The reverse: an OpenAI (Anthropic, LangChain) loop adding its whole history at each message, a Converse
+    add between (a fact as a Converse message): its kept adds lost their mark to the Converse add."""
+    api, kind = history.split()
+    msgs = words(api) if kind == "words" else CHATS[api]()
+    other, at = [_words("user", FACT)], 2 if kind == "words" else 1
+    assert _said(_hook(msgs, at, other, how, tmp_path)) == _alone(msgs, at, other)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_a_converse_agent_adding_each_message_then_its_whole_history_after_an_openai_add(tmp_path, how):
+    """A Converse agent adding each message alone, then an OpenAI add, then its whole history (what the scope was
+    given, resent.given): the OpenAI message had joined it, the history opened with none of it, and every message
+    but the first add's was stored again (13 memories for 9)."""
+    msgs, memory = _claim(), _memory()
+    for m in msgs:
+        memory = _add(memory, [m], how, tmp_path)
+    memory = _add(memory, BETWEEN["openai messages"], how, tmp_path)
+    memory = _add(memory, msgs, how, tmp_path)
+    assert len(_said(memory)) == 9 and _said(memory)[:8] == _alone(msgs, 0, None)
+
+
+def test_each_kept_add_keeps_its_format_and_a_save_round_trips(tmp_path):
+    """The save holds each kept add's format and each format's 'given'; loaded, it reads as before the save."""
+    memory = _hook([_words(r, s) for r, s in WORDS], 2, BETWEEN["openai messages"], "in process", tmp_path)
+    d = json.loads((memory.save(tmp_path / "m") / "scoped.json").read_text())
+    sent = d["sent"]["t//r"]  # oldest first: the hook's 2 adds, the OpenAI add, the hook's 4 after it
+    assert [k[-1] for k in sent] == ["bedrock", "bedrock", "openai", *["bedrock"] * 4]
+    assert [k[2] is True for k in sent] == [False, True, True, True, True, True, True]  # the OpenAI add took none
+    assert sorted(g[-1] for g in d["given"]["t//r"]) == ["bedrock", "openai"]
+    loaded = ScopedMemory.load(tmp_path / "m", HashingEncoder(16))
+    assert (loaded._sent, loaded._given) == (memory._sent, memory._given)
+
+
+def test_a_save_from_before_formats_loads_its_keys_as_of_any_format(tmp_path):
+    """A save from before each kept add's format ([digest, count(, true)], 'given' one [digest, count]) loads,
+    its keys read with an add of any format: a hook's next whole history is read once, as before."""
+    msgs = [_words(r, s) for r, s in WORDS]
+    memory = _memory()
+    for end in (1, 2, 3):
+        memory.add(msgs[:end], user_id="t", run_id="r")
+    saved = memory.save(tmp_path / "m")
+    d = json.loads((saved / "scoped.json").read_text())
+    old = {**d, "sent": {ep: [k[:-1] for k in ks] for ep, ks in d["sent"].items()},
+           "given": {ep: g[0][:2] for ep, g in d["given"].items()}}
+    (saved / "scoped.json").write_text(json.dumps(old))
+    memory = ScopedMemory.load(saved, HashingEncoder(16))
+    for end in range(4, len(msgs) + 1):
+        memory.add(msgs[:end], user_id="t", run_id="r")
+    assert _said(memory) == [s for _, s in WORDS]
+
+
+@pytest.mark.parametrize(("field", "bad", "said"), [
+    ("sent", [["d", 2, "cobol"]], r"sent of 't//r' item 0: format 'cobol' is none of bedrock, "),
+    ("sent", [["d", 2, True, 3]], r"sent of 't//r' must be a list of up to 8 "),
+    ("given", [["d", 2, "cobol"]], r"given of 't//r' item 0: format 'cobol' is none of bedrock, "),
+    ("given", [["d", 2, "openai"], ["e", 3, "openai"]], r"given of 't//r' holds openai twice"),
+    ("given", [["d", 0, "openai"]], r"given of 't//r' must be "),
+])
+def test_a_save_with_a_bad_format_is_refused_in_one_line_naming_it(tmp_path, field, bad, said):
+    memory = _memory()
+    memory.add([_words("user", "Hi")], user_id="t", run_id="r")
+    saved = memory.save(tmp_path / "m")
+    d = json.loads((saved / "scoped.json").read_text())
+    text = json.dumps({**d, field: {"t//r": bad}})
+    (saved / "scoped.json").write_text(text)
+    with pytest.raises(SAMFileError, match=said) as err:
+        ScopedMemory.load(saved, HashingEncoder(16))
+    assert "\n" not in str(err.value) and (saved / "scoped.json").read_text() == text
