@@ -76,6 +76,19 @@ def test_a_converse_agent_adding_each_message_then_its_whole_history_after_an_op
     assert len(_said(memory)) == 9 and _said(memory)[:8] == _alone(msgs, 0, None)
 
 
+@pytest.mark.parametrize("how", ["in process", "saved and loaded"])
+def test_after_a_delete_of_a_mixed_scope_each_formats_last_add_still_stands_for_its_conversation(tmp_path, how):
+    """The scope's memories all deleted after a hook's two adds of words and an OpenAI add (resent.dropped): the
+    last of each format keeps its mark, so the hook's next whole history stores its new messages alone (the
+    deleted ones stay deleted), where the OpenAI add, the scope's last, alone kept it."""
+    msgs = [_words(r, s) for r, s in WORDS]
+    memory = _hook(msgs[:2], 2, BETWEEN["openai messages"], how, tmp_path)
+    memory.delete_all(user_id="t", run_id="r")
+    for end in range(3, len(msgs) + 1):
+        memory = _add(memory, msgs[:end], how, tmp_path)
+    assert _said(memory) == [s for _, s in WORDS[2:]]
+
+
 def test_each_kept_add_keeps_its_format_and_a_save_round_trips(tmp_path):
     """The save holds each kept add's format and each format's 'given'; loaded, it reads as before the save."""
     memory = _hook([_words(r, s) for r, s in WORDS], 2, BETWEEN["openai messages"], "in process", tmp_path)
@@ -108,10 +121,11 @@ def test_a_save_from_before_formats_loads_its_keys_as_of_any_format(tmp_path):
 
 @pytest.mark.parametrize(("field", "bad", "said"), [
     ("sent", [["d", 2, "cobol"]], r"sent of 't//r' item 0: format 'cobol' is none of bedrock, "),
-    ("sent", [["d", 2, True, 3]], r"sent of 't//r' must be a list of up to 8 "),
+    ("sent", [["d", 2, True, 3]], r"sent of 't//r' must be a list of \[digest, count\] .*, up to 8 of each format"),
     ("given", [["d", 2, "cobol"]], r"given of 't//r' item 0: format 'cobol' is none of bedrock, "),
     ("given", [["d", 2, "openai"], ["e", 3, "openai"]], r"given of 't//r' holds openai twice"),
     ("given", [["d", 0, "openai"]], r"given of 't//r' must be "),
+    ("sent", [["d", 2, "bedrock"]] * 9, r"sent of 't//r' holds bedrock more than 8 times, where a scope keeps at most 8 of each format"),
 ])
 def test_a_save_with_a_bad_format_is_refused_in_one_line_naming_it(tmp_path, field, bad, said):
     memory = _memory()

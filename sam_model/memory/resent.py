@@ -471,8 +471,8 @@ def check(d: Any, name: str) -> list[list[Any]]:
         d = [d]
     if not (isinstance(d, list) and d and all(isinstance(k, list) and _formatted(k, name, i) and _key_ok(
             k[:len(k) - (format_of(k) is not None)]) for i, k in enumerate(d))):
-        raise ValueError(f"{name} must be a list of up to {KEPT} a format of [digest, count] (then true where it "
-                         "held the scope's whole conversation, then the format) of the scope's last adds of "
+        raise ValueError(f"{name} must be a list of [digest, count] (then true where it held the scope's whole "
+                         f"conversation, then the format), up to {KEPT} of each format, of the scope's last adds of "
                          "Converse, Pydantic AI, AutoGen, smolagents, LlamaIndex, OpenAI chat, Anthropic or LangChain "
                          "messages")
     _one_a_format(d, name, KEPT)
@@ -493,7 +493,8 @@ def _one_a_format(d: list[list[Any]], name: str, most: int) -> None:
     for fmt in dict.fromkeys(lane(format_of(k)) for k in d):
         if sum(lane(format_of(k)) == fmt for k in d) > most:
             raise ValueError(f"{name} holds {fmt or 'no format'} {'twice' if most == 1 else f'more than {most} times'}"
-                             f": {'one' if most == 1 else most} a format")
+                             f", where a scope keeps at most {'one' if most == 1 else most} of each format: save the "
+                             "memory again with this sam_model")
 
 
 def _key_ok(d: Any) -> bool:
