@@ -137,3 +137,24 @@ def test_a_save_with_a_bad_format_is_refused_in_one_line_naming_it(tmp_path, fie
     with pytest.raises(SAMFileError, match=said) as err:
         ScopedMemory.load(saved, HashingEncoder(16))
     assert "\n" not in str(err.value) and (saved / "scoped.json").read_text() == text
+
+
+def test_a_trimmed_llamaindex_history_after_an_openai_add_is_read_against_its_own_last_add():
+    """A LlamaIndex history trimmed at its start (resent.compacted) after an MCP client's OpenAI add: the add was
+    read against the scope's last add (the OpenAI one), not its format's, and its note said 'one of the scope's last
+    8 adds' where the end of its last add was sent again; the new key took the OpenAI add's mark."""
+    from test_walkthrough_llamaindex import conversations, listed
+
+    messages = next(m for _, m in conversations(10, 0) if sum(x["role"] == "user" for x in m) >= 3)
+    starts = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    fact = [{"role": "user", "content": FACT}]
+    memory, alone = _memory(), _memory()
+    for add in (messages[:starts[2]], fact, fact, messages[starts[1]:]):  # the fact twice: its key loses its mark
+        result = memory.add(add, user_id="me", run_id="s")
+    for add in (messages[:starts[2]], fact, fact, messages[starts[2]:]):
+        alone.add(add, user_id="me", run_id="s")
+    again = starts[2] - starts[1]
+    assert result["notes"][0]["reason"].startswith(f"data[0:{again}]: the end of the scope's last add (the history "
+                                                   "trimmed before it) of LlamaIndex messages")
+    assert listed(memory) == listed(alone)
+    assert [k[2] is True for k in memory._sent["me//s"] if k[-1] == "llamaindex"][-1]  # its own last add's mark

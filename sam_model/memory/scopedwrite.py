@@ -299,7 +299,9 @@ class ScopedWrites:
         if last is None and (cut := resent.compacted(items, kept)) is not None:  # a compaction's kept turns
             at, again = cut
             cut_name = f"{name}[:{at}]+{name}[{at + again}:]" if at else f"{name}[{again}:]"  # at 0: trimmed
-            return again, items[:at] + items[at + again:], cut_name, kept[-1], at
+            # its format's last add (resent.mine), not the scope's: another format's add after it (an MCP client's
+            # remember) gave its count and mark to the note and the new key
+            return again, items[:at] + items[at + again:], cut_name, resent.mine(kept, items)[-1], at
         again = last[1] if last is not None else 0
         return again, items[again:], f"{name}[{again}:]" if again else name, last, 0
 
