@@ -123,9 +123,14 @@ def test_a_save_from_before_formats_loads_its_keys_as_of_any_format(tmp_path):
     ("sent", [["d", 2, "cobol"]], r"sent of 't//r' item 0: format 'cobol' is none of bedrock, "),
     ("sent", [["d", 2, True, 3]], r"sent of 't//r' must be a list of \[digest, count\] .*, up to 8 of each format"),
     ("given", [["d", 2, "cobol"]], r"given of 't//r' item 0: format 'cobol' is none of bedrock, "),
-    ("given", [["d", 2, "openai"], ["e", 3, "openai"]], r"given of 't//r' holds openai twice"),
+    ("given", [["d", 2, "openai"], ["e", 3, "openai"]], r"given of 't//r' holds openai or anthropic twice"),
     ("given", [["d", 0, "openai"]], r"given of 't//r' must be "),
     ("sent", [["d", 2, "bedrock"]] * 9, r"sent of 't//r' holds bedrock more than 8 times, where a scope keeps at most 8 of each format"),
+    # one of each: named as one format, 'openai twice' pointed at a format the save holds once
+    ("given", [["d", 2, "openai"], ["e", 3, "anthropic"]], r"given of 't//r' holds openai or anthropic twice, .*"
+                                                            r"\(anthropic's and openai's are one\)"),
+    ("sent", [["d", 2, "anthropic"]] * 5 + [["e", 2, "openai"]] * 4, r"sent of 't//r' holds openai or anthropic more "
+                                                                     r"than 8 times"),
 ])
 def test_a_save_with_a_bad_format_is_refused_in_one_line_naming_it(tmp_path, field, bad, said):
     memory = _memory()

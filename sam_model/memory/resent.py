@@ -491,10 +491,11 @@ def _formatted(k: list[Any], name: str, i: int) -> bool:
 def _one_a_format(d: list[list[Any]], name: str, most: int) -> None:
     """A ValueError naming ``name`` where it holds more than ``most`` of one format (:func:`lane`)."""
     for fmt in dict.fromkeys(lane(format_of(k)) for k in d):
-        if sum(lane(format_of(k)) == fmt for k in d) > most:
-            raise ValueError(f"{name} holds {fmt or 'no format'} {'twice' if most == 1 else f'more than {most} times'}"
-                             f", where a scope keeps at most {'one' if most == 1 else most} of each format: save the "
-                             "memory again with this sam_model")
+        if sum(lane(format_of(k)) == fmt for k in d) > most:  # openai names both: one of each may be all it holds
+            said = "openai or anthropic" if fmt == "openai" else fmt or "no format"
+            raise ValueError(f"{name} holds {said} {'twice' if most == 1 else f'more than {most} times'}, where a "
+                             f"scope keeps at most {'one' if most == 1 else most} of each format (anthropic's and "
+                             "openai's are one): save the memory again with this sam_model")
 
 
 def _key_ok(d: Any) -> bool:
