@@ -433,10 +433,10 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
 
     def _keep_dropped(self) -> None:
         """Forget the kept adds' keys and deleted items' ids (``_sent``, ``_gone``) of the scopes deleted longest
-        ago past the last DROPPED_SCOPES: until stop 63 every deleted scope's stayed for good (up to 8 keys a format, the
-        digests of a Pydantic AI add's last 256 messages and of 256 deleted Responses items: ~17 KB, ~0.5 KB for 8
-        Converse adds), in memory and in every save, so a server whose users' runs come and go grew without bound
-        (now at most ~4 MB, ~130 KB of Converse keys). An agent sends a deleted
+        ago past the last DROPPED_SCOPES: until stop 63 every deleted scope's stayed for good (up to 8 keys a format,
+        the digests of the last Pydantic AI and LlamaIndex adds' last 256 messages and of 256 deleted Responses items:
+        ~17 KB of one format, ~26 KB of them all, ~0.5 KB for 8 Converse adds), in memory and in every save, so a
+        server whose users' runs come and go grew without bound (now at most ~6.6 MB, ~130 KB of Converse keys). An agent sends a deleted
         history again soon after the delete (its next turn), so the scopes deleted last keep theirs (a history sent
         again after DROPPED_SCOPES later deletes is stored again). A scope added to since is no deleted one: its
         keys are its conversation's."""
