@@ -127,10 +127,11 @@ def compacted(items: Sequence[Any], kept: Sequence[Any] | None) -> tuple[int, in
     turns were stored again (the travel walkthrough's second run, 8 memories, twice). A LlamaIndex history trimmed
     at its start (``ChatMemoryBuffer.get()`` past its token limit) keeps no summary: it opens with the end of the
     last add, told by a call's id among them, and was stored again from there (where 0: from the add's start)."""
-    kept = mine(kept, items)
+    if not items or not any(len(k) > 3 and isinstance(k[3], list) for k in kept or ()):  # no tail: no detect
+        return None
+    kept = mine(kept, fmt := detect(list(items)))
     last = kept[-1] if kept else None
-    if last is None or len(last) < 4 or not isinstance(last[3], list) or not items or (
-            fmt := detect(list(items))) not in TAILED:
+    if last is None or len(last) < 4 or not isinstance(last[3], list) or fmt not in TAILED:
         return None
     c = next((i for i, m in enumerate(items) if not _compaction(m)), len(items)) if fmt == "pydantic-ai" else 0
     tail = last[3]
@@ -163,10 +164,10 @@ def repeated(items: Sequence[Any], kept: Sequence[Any] | None) -> list[Any] | No
     model's call; it was stored twice. Read as new, such an add would hold the whole conversation said again from
     its first message, every reply with it, word for word, then more (:func:`_over`). A "yes" said again after it
     is still new: an add of it alone holds no rest. Those of its format alone (:func:`mine`)."""
-    if not kept or detect(list(items)) not in FORMATS:
+    if not kept or (fmt := detect(list(items))) not in FORMATS:  # told once: a 2,000-message history's takes ~11 ms
         return None
     told: dict[int, str | None] = {}  # each start's digest, made once
-    for last in sorted(mine(kept, items), key=lambda k: -k[1]):
+    for last in sorted(mine(kept, fmt), key=lambda k: -k[1]):
         n = last[1]
         if len(items) < n:
             continue
@@ -247,6 +248,8 @@ def new_mark(items: Sequence[Any], kept: Sequence[Any] | None) -> bool:
     is a "yes" said again (added alone twice, then with its reply: each stored). Those of its format alone
     (:func:`mine`): the first add of another format than the scope's (an MCP client's remember with OpenAI messages
     beside a Converse hook) is its format's whole conversation."""
+    if not kept:  # no detect: the scope's first add of a history
+        return True
     told: dict[int, str | None] = {}
     for k in mine(kept, items):
         if len(items) >= k[1] and told.setdefault(k[1], _digest(list(items[:k[1]]))) == k[0]:
@@ -288,6 +291,8 @@ def opens_with_given(items: Sequence[Any], kept: Sequence[Any] | None) -> int:
     whole history, sent it opening with no kept add (each held one message or one run): every earlier message
     but the first add's was stored again, until stop 64. Words alone hold nothing written once (the user could
     say them all again): read as new, as before. What it was given of the add's format (:func:`mine`)."""
+    if not kept:  # told before the format: a whole history's detect is the add's cost (opens_with_given's)
+        return 0
     fmt = detect(list(items))
     own = mine(kept, fmt)
     if not own or len(items) < own[-1][1] or fmt not in FORMATS:
