@@ -15,19 +15,27 @@ def _memory() -> ScopedMemory:
     return ScopedMemory(HashingEncoder(16))
 
 
+def added_whole_and_alone(msgs: list, how: str, tmp_path) -> tuple[ScopedMemory, ScopedMemory]:
+    """Two scopes given ``msgs``: one the whole history at each message (a hook adding agent.messages: checked first,
+    or saved and loaded after each add, as ``how`` says), the other each message alone; each message stored once
+    means the two hold the same memories."""
+    whole, alone = _memory(), _memory()
+    for end in range(1, len(msgs) + 1):
+        read = whole.check_add(msgs[:end], "data", user_id="t", run_id="r") if how == "checked first" else None
+        whole.add(msgs[:end], user_id="t", run_id="r", read=read)
+        alone.add(msgs[end - 1:end], user_id="t", run_id="r")
+        if how == "saved and loaded":
+            whole = ScopedMemory.load(whole.save(tmp_path / "m"), HashingEncoder(16))
+    return whole, alone
+
+
 @pytest.mark.parametrize("how", ["in process", "saved and loaded"])
 def test_a_whole_history_added_at_each_message_stores_the_first_user_message_once(tmp_path, how):
     """A hook adding agent.messages whole at each message (Strands' MessageAddedEvent) adds the user's first
     message alone, words with nothing written once, then again with the model's call: it was stored twice (9
     memories for 8). The scope's first add is its whole conversation, so an add opening with it and going on with
     something written once is it sent again."""
-    msgs = _claim()
-    whole, alone = _memory(), _memory()
-    for end in range(1, len(msgs) + 1):
-        whole.add(msgs[:end], user_id="t", run_id="r")
-        alone.add(msgs[end - 1:end], user_id="t", run_id="r")
-        if how == "saved and loaded":
-            whole = ScopedMemory.load(whole.save(tmp_path / "m"), HashingEncoder(16))
+    whole, alone = added_whole_and_alone(_claim(), how, tmp_path)
     assert stored(whole) == stored(alone) and len(stored(alone)) == 8
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from test_live_gemini_turn import imported, stored, text
 from test_live_leftovers_61 import CALL, STREAM, _claim, _words
+from test_live_leftovers_62 import added_whole_and_alone
 
 from sam_model.memory import HashingEncoder, ScopedMemory
 
@@ -78,13 +79,7 @@ def test_a_whole_history_added_at_each_message_with_a_first_reply_of_words_store
     conversation; an add opening with it that goes on in turn (the reply answering its last message) is it sent
     again, and so on from each such add."""
     msgs = _chat()
-    whole, alone = _memory(), _memory()
-    for end in range(1, len(msgs) + 1):
-        read = whole.check_add(msgs[:end], "data", user_id="t", run_id="r") if how == "checked first" else None
-        whole.add(msgs[:end], user_id="t", run_id="r", read=read)
-        alone.add(msgs[end - 1:end], user_id="t", run_id="r")
-        if how == "saved and loaded":
-            whole = ScopedMemory.load(whole.save(tmp_path / "m"), HashingEncoder(16))
+    whole, alone = added_whole_and_alone(msgs, how, tmp_path)
     assert stored(whole) == stored(alone) and len(stored(alone)) == 10
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from test_live_leftovers_61 import _claim, _words
+from test_live_leftovers_62 import added_whole_and_alone
 
 from sam_model.memory import HashingEncoder, ScopedMemory
 
@@ -39,13 +40,7 @@ def test_a_whole_history_of_words_out_of_turn_added_at_each_message_stores_each_
     memories for 10). It is the whole conversation sent again, as for a history in turn; a "yes" said again, later
     or at once, is still stored again, as added alone."""
     msgs = [_words(r, s) if fmt == "converse" else _autogen(r, s) for r, s in OUT_OF_TURN]
-    whole, alone = _memory(), _memory()
-    for end in range(1, len(msgs) + 1):
-        read = whole.check_add(msgs[:end], "data", user_id="t", run_id="r") if how == "checked first" else None
-        whole.add(msgs[:end], user_id="t", run_id="r", read=read)
-        alone.add(msgs[end - 1:end], user_id="t", run_id="r")
-        if how == "saved and loaded":
-            whole = ScopedMemory.load(whole.save(tmp_path / "m"), HashingEncoder(16))
+    whole, alone = added_whole_and_alone(msgs, how, tmp_path)
     assert _said(whole) == _said(alone) == [s for _, s in OUT_OF_TURN]
 
 
