@@ -128,7 +128,7 @@ def test_lodo_sgd_mix_adapts_the_fold_model_to_sgd_and_mixes_it_back(pair, tmp_p
     from pathlib import Path
 
     from sam_model.bench import lodo
-    from sam_model.export import file_sha256
+    from sam_model.io import file_sha256
 
     base_dir, tuned_dir, _ = pair
     monkeypatch.chdir(tmp_path)
