@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from autogen_helpdesk import agent_state, conversations, team_state, write_folder, write_jsonl
+from transcript_logs import added_whole_after_each_run, listed
 
 from sam_model.data.formats import TranscriptFormatError, autogen, files, to_chat, tool_marks
 from sam_model.data.toolstate import live_state
@@ -182,14 +183,10 @@ def test_the_whole_context_added_after_each_run_stores_each_message_once():
     cid, messages = conversations(1, 3)[0]
     runs = [i for i, m in enumerate(messages) if m["type"] == "UserMessage"][1:] + [len(messages)]
     assert len(runs) == 3
-    once, whole = ScopedMemory(HashingEncoder(16)), ScopedMemory(HashingEncoder(16))
-    once.add(messages, user_id="me", run_id="s")
-    for end in runs:
-        result = whole.add(messages[:end], user_id="me", run_id="s")
+    once, _ = added_whole_after_each_run(messages, [len(messages)])
+    whole, result = added_whole_after_each_run(messages, runs)
     assert result["notes"] == [{"reason": f"data[0:{runs[1]}]: the scope's last add of AutoGen messages (told by "
                                           "their call ids), sent again: read once, not stored again"}]
-    listed = lambda m: [(r["step"], r["memory"]) for r in sorted(  # noqa: E731
-        m.get_all(user_id="me", run_id="s", limit=None)["results"], key=lambda r: r["step"])]
     assert listed(whole) == listed(once) and len(listed(once)) == 21
     assert [e["state"] for e in whole._trackers["me//s"].events] == [e["state"] for e in once._trackers["me//s"].events]
 

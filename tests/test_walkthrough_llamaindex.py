@@ -9,6 +9,7 @@ import json
 
 import pytest
 from llamaindex_refills import conversations
+from transcript_logs import added_whole_after_each_run, listed
 
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
 from sam_model.memory import HashingEncoder, ScopedMemory
@@ -103,11 +104,6 @@ def test_a_saved_context_is_refused_saying_what_to_save(tmp_path, capsys):
     assert {e["episode_id"] for e in events_of(runs)} == {"chat-1"}
 
 
-def listed(memory: ScopedMemory) -> list[tuple[int, str]]:
-    return [(r["step"], r["memory"]) for r in sorted(memory.get_all(user_id="me", run_id="s", limit=None)["results"],
-                                                      key=lambda r: r["step"])]
-
-
 def test_the_memory_added_live_stores_the_importers_memories_once(tmp_path):
     """Each message added as it comes was refused ('data[0].content is missing': its words are in blocks); the whole memory added
     after each run (await agent.run(..., memory=memory), then memory.get_all()) stored the earlier runs again, 28
@@ -121,9 +117,7 @@ def test_the_memory_added_live_stores_the_importers_memories_once(tmp_path):
     assert listed(one) == want
     runs = [i for i, m in enumerate(messages) if m["role"] == "user"][1:] + [len(messages)]
     assert len(runs) >= 2
-    whole = ScopedMemory(HashingEncoder(16))
-    for end in runs:
-        result = whole.add(messages[:end], user_id="me", run_id="s")
+    whole, result = added_whole_after_each_run(messages, runs)
     assert result["notes"] == [{"reason": f"data[0:{runs[-2]}]: the scope's last add of LlamaIndex messages (told "
                                           "by their call ids), sent again: read once, not stored again"}]
     assert listed(whole) == want

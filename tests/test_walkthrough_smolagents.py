@@ -6,14 +6,10 @@ from __future__ import annotations
 import json
 
 from smolagents_leave import conversations
+from transcript_logs import added_whole_after_each_run, listed
 
 from sam_model.data.transcripts import iter_transcript_events
 from sam_model.memory import HashingEncoder, ScopedMemory
-
-
-def listed(memory: ScopedMemory) -> list[tuple[int, str]]:
-    return [(r["step"], r["memory"]) for r in sorted(memory.get_all(user_id="me", run_id="s", limit=None)["results"],
-                                                      key=lambda r: r["step"])]
 
 
 def test_the_steps_added_as_they_come_store_the_importers_memories(tmp_path):
@@ -35,10 +31,8 @@ def test_the_whole_memory_added_after_each_run_stores_each_step_once():
     cid, steps = conversations(1, 0)[0]
     runs = [i for i, s in enumerate(steps) if "task" in s][1:] + [len(steps)]
     assert len(runs) == 3
-    once, whole = ScopedMemory(HashingEncoder(16)), ScopedMemory(HashingEncoder(16))
-    once.add(steps, user_id="me", run_id="s")
-    for end in runs:
-        result = whole.add(steps[:end], user_id="me", run_id="s")
+    once, _ = added_whole_after_each_run(steps, [len(steps)])
+    whole, result = added_whole_after_each_run(steps, runs)
     assert result["notes"] == [{"reason": f"data[0:{runs[1]}]: the scope's last add of smolagents messages (told by "
                                           "their timings or call ids), sent again: read once, not stored again"}]
     assert listed(whole) == listed(once) and len(listed(once)) == 15
