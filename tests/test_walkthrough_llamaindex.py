@@ -6,6 +6,7 @@ call shapes searched by flagged nothing."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from llamaindex_refills import conversations
@@ -323,3 +324,24 @@ def test_a_history_trimmed_at_its_start_is_stored_once():
     for a, b in zip(starts, [*starts[1:], len(messages)]):
         assert "notes" not in runs.add(messages[a:b], user_id="me", run_id="s")
     assert listed(runs) == want
+
+
+def test_a_folder_is_walked_once_for_the_histories_told_by_their_content(tmp_path, monkeypatch):
+    """A folder's Pydantic AI histories, smolagents memories, LlamaIndex histories and workflow Contexts are told
+    by their content at any depth: the folder was walked once for each of them (four walks of a folder of runs)."""
+    from pydantic_ai_travel import conversations as histories
+    from smolagents_leave import conversations as memories
+
+    from sam_model.data.formats.files import layouts
+
+    day = tmp_path / "2026-12-06"
+    day.mkdir()
+    (day / "p.json").write_text(json.dumps(histories(1, 0)[0][1]))
+    (day / "s.json").write_text(json.dumps(memories(1, 0)[0][1]))
+    (day / "l.json").write_text(json.dumps(conversations(1, 0)[0][1]))
+    walks, rglob = [], Path.rglob
+    monkeypatch.setattr(Path, "rglob", lambda self, pattern, **kw: walks.append(pattern) or rglob(self, pattern, **kw))
+    found = layouts(tmp_path)
+    assert {k: [q.name for q in v] for k, v in found.items()} == {
+        "pydantic-ai": ["p.json"], "smolagents": ["s.json"], "llamaindex": ["l.json"]}
+    assert walks.count("*.json*") == 1, walks

@@ -136,21 +136,20 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
         return (q.name.endswith((".json", ".json.gz")) and q not in named and not sessions.is_state(q)
                 and not gemini_cli.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
     # a history is told by its content, so it is read at any depth (a folder a day: runs/2026-12-06/ID.json); read
-    # in the folder itself alone, a folder holding one skipped every history of its subfolders without a word
-    histories = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and _holds_list(q, HISTORY_HEAD)
-                       and _first_is(q, pydantic_ai.is_history))
+    # in the folder itself alone, a folder holding one skipped every history of its subfolders without a word. The
+    # folder is walked once for them all (it was walked, and each file stat-ed, once a kind)
+    candidates = sorted(q for q in folder.rglob("*.json*") if unnamed(q))
+    histories = [q for q in candidates if _holds_list(q, HISTORY_HEAD) and _first_is(q, pydantic_ai.is_history)]
     # a smolagents memory (json.dump(agent.memory.get_full_steps(), f)) likewise, told by its content at any depth
     told = set(histories)  # a list looked through for each file of the folder was quadratic in a folder of histories
-    memories = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and q not in told
-                      and _holds_list(q, STEPS_HEAD) and _first_is(q, smolagents.is_steps))
+    memories = [q for q in candidates if q not in told and _holds_list(q, STEPS_HEAD) and _first_is(q, smolagents.is_steps)]
     # a LlamaIndex chat history ([m.model_dump() for m in memory.get_all()]) likewise (a folder of them was read as
     # OpenHands trajectories, each refused as no event)
-    chats = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and q not in told and q not in memories
-                   and _holds_list(q, CHAT_HEAD) and _first_is(q, llamaindex.is_history))
+    told.update(memories)
+    chats = [q for q in candidates if q not in told and _holds_list(q, CHAT_HEAD) and _first_is(q, llamaindex.is_history)]
     # a workflow Context (ctx.to_dict()) holds no messages: beside histories no run, alone refused as holding none
     # (it was read as an OpenHands trajectory, "not an OpenHands trajectory")
-    contexts = [q for q in folder.rglob("*.json*") if unnamed(q) and not _holds_list(q)
-                and _first_is(q, llamaindex.is_context)]
+    contexts = [q for q in candidates if not _holds_list(q) and _first_is(q, llamaindex.is_context)]
     chats = chats or contexts
     held = {*told, *memories, *chats, *contexts}
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
