@@ -501,9 +501,7 @@ def conversations(path: str | Path, format: str | None = None,
         yield from _unique(iter([_history(p, [*head, *docs], _stem(p).removesuffix(".json"))]), seen)
         return
     if _whole(p) and format in (None, "smolagents") and smolagents.is_steps(first[0]):  # get_full_steps()
-        doc, where = first
-        name = _stem(p).removesuffix(".json")
-        yield from _unique(iter([Conversation(episode_id_of(name), doc, where, episode_id_of(name), "smolagents")]), seen)
+        yield from _unique(iter([_history(p, [*head, *docs], _stem(p).removesuffix(".json"), "smolagents")]), seen)
         return
     if _whole(p) and format in (None, "llamaindex") and llamaindex.is_history(first[0]):  # memory.get_all()'s dumps
         yield from _unique(iter([_history(p, [*head, *docs], _stem(p).removesuffix(".json"), "llamaindex")]), seen)
@@ -569,7 +567,7 @@ def conversations(path: str | Path, format: str | None = None,
 
 def _history(p: Path, docs: list[tuple[Any, str]], name: str, fmt: str = "pydantic-ai") -> Item:
     """One conversation's Pydantic AI history, the one document of a ``.json`` file (``all_messages_json()``; or
-    ``fmt``'s: a LlamaIndex memory's messages), named by the file (a name of its path in the folder read): a
+    ``fmt``'s: a LlamaIndex memory's messages, a smolagents memory's steps), named by the file (a name of its path in the folder read): a
     ``.json`` list was read as conversations, each message refused as one ("expected ... a conversation {"id": ...,
     "messages": [...]}")."""
     doc, where = docs[0]
@@ -783,21 +781,10 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                     on_file(q)
         elif kind == "otel":  # every file's spans together: a conversation's spans spread over rotated files
             yield from _unique(_otel_folder(folder, paths, on_file), seen)
-        elif kind in ("pydantic-ai", "llamaindex"):  # a conversation's history a file, named by its path in the folder
-            for q in paths:
+        elif kind in ("pydantic-ai", "llamaindex", "smolagents"):  # a conversation's history (a smolagents
+            for q in paths:  # memory's steps) a file, named by its path in the folder
                 name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(".json")
                 yield from _unique(iter([_history(q, list(documents(q)), name, kind)]), seen)
-                if on_file is not None:
-                    on_file(q)
-        elif kind == "smolagents":  # a memory's steps a file, named by its path in the folder
-            for q in paths:
-                name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(".json")
-                doc, where = next(iter(documents(q)))
-                if isinstance(doc, TranscriptFormatError):
-                    yield doc
-                else:
-                    yield from _unique(iter([Conversation(episode_id_of(name), doc, where, episode_id_of(name),
-                                                          "smolagents")]), seen)
                 if on_file is not None:
                     on_file(q)
         elif kind == "autogen":  # a save_state() a file, named by its path in the folder; the agents' configs
