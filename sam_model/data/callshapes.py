@@ -80,7 +80,7 @@ def call_names(call: Any, where: str = "call") -> list[str]:
     if _autogen_calls(call):
         return [f"{where}.content[{j}]" for j in range(len(call["content"]))]
     if _llamaindex_calls(call):
-        return [f"{where}.blocks[{j}]" for j, b in enumerate(call["blocks"]) if _is_block_call(b)]
+        return [f"{where}.blocks[{j}]" for j, b in enumerate(call["blocks"]) if llamaindex.is_call_block(b)]
     one = isinstance(call, (Mapping, ToolCall))
     return [where] if one else [f"{where}[{i}]" for i in range(len(call))]
 
@@ -92,7 +92,7 @@ def _response_calls(call: Any, where: str) -> Any:
     if _autogen_calls(call):  # an AutoGen AssistantMessage or ToolCallRequestEvent: its FunctionCalls
         return call["content"]
     if _llamaindex_calls(call):  # a LlamaIndex assistant ChatMessage's dump: its tool_call blocks
-        return [b for b in call["blocks"] if _is_block_call(b)]
+        return [b for b in call["blocks"] if llamaindex.is_call_block(b)]
     if not (pydantic_ai.is_message(call) and call["kind"] == "response"):
         return call
     parts = [p for p in call["parts"] if pydantic_ai.is_call(p)]
@@ -113,11 +113,7 @@ def _llamaindex_calls(call: Any) -> bool:
     """A LlamaIndex assistant ``ChatMessage.model_dump()`` holding ``tool_call`` blocks, the calls it is about to
     make: it was 'a tool call with no tool name'."""
     return llamaindex.is_message(call) and isinstance(call.get("blocks"), list) and any(
-        _is_block_call(b) for b in call["blocks"])
-
-
-def _is_block_call(block: Any) -> bool:
-    return isinstance(block, Mapping) and block.get("block_type") == "tool_call"
+        llamaindex.is_call_block(b) for b in call["blocks"])
 
 
 def arguments_field(call: Any) -> str:

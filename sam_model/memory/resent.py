@@ -57,7 +57,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sam_model.data.formats import detect
+from sam_model.data.formats import detect, llamaindex
 from sam_model.data.formats.langchain_messages import unwrap
 from sam_model.memory.live import digest
 
@@ -385,7 +385,7 @@ def _llamaindex_once(head: list[Any]) -> bool:
     id, names each call's result by its tool: a question asked again, answered alike, added alone, was read as the
     last add sent again where its calls were only there, before ``ToolCallBlock``)."""
     blocks = [b for m in head if isinstance(m, Mapping) and isinstance(m.get("blocks"), list) for b in m["blocks"]
-              if isinstance(b, Mapping) and b.get("block_type") == "tool_call"]
+              if llamaindex.is_call_block(b)]
     names = {b.get("tool_name") for b in blocks} | {_call_name(c) for m in head if isinstance(m, Mapping) and isinstance(
         kw := m.get("additional_kwargs"), Mapping) and isinstance(kw.get("tool_calls"), list) for c in kw["tool_calls"]}
     return any(isinstance(i := b.get("tool_call_id"), str) and i and i not in names for b in blocks) or any(

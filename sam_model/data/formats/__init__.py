@@ -275,7 +275,7 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
                 "role") == "tool-call":
             found.add(24)
         if llamaindex.is_message(m) and (isinstance(m["additional_kwargs"].get("tool_calls"), list) or any(
-                isinstance(b, Mapping) and b.get("block_type") == "tool_call" for b in (m["blocks"] if isinstance(m.get("blocks"), list) else []))
+                llamaindex.is_call_block(b) for b in (m["blocks"] if isinstance(m.get("blocks"), list) else []))
                 or "tool_call_id" in m["additional_kwargs"]):
             found.add(25)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the

@@ -53,6 +53,12 @@ def sniff(messages: list[Any]) -> bool:
         isinstance(m, Mapping) and any(k in m for k in OPENAI) for m in messages)
 
 
+def is_call_block(block: Any) -> bool:
+    """A ``tool_call`` content block (``ToolCallBlock``): the one test of a call the reader, the searches by call
+    (callshapes), the tool marks and the resent rule share."""
+    return isinstance(block, Mapping) and block.get("block_type") == "tool_call"
+
+
 def is_history(doc: Any) -> bool:
     """One conversation's saved history (a ``.json`` of ``[m.model_dump() for m in memory.get_all()]``): a list of
     LlamaIndex messages and nothing else (a list of conversations was taken for it otherwise)."""
@@ -115,7 +121,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         if any(not isinstance(t, str) for t in texts):
             raise TranscriptFormatError(w, "a text block without a 'text' string")
         calls = [chat_call(b.get("tool_call_id"), b.get("tool_name"), b.get("tool_kwargs"), f"{w}, block {j}")
-                 for j, b in enumerate(blocks) if b["block_type"] == "tool_call"]
+                 for j, b in enumerate(blocks) if is_call_block(b)]
         ignored.update(f"{b['block_type']} blocks" for b in blocks if b["block_type"] not in ("text", "tool_call"))
         role = "assistant" if m.get("role") in ASSISTANTS else m.get("role")
         message: dict[str, Any] = {"role": role, "content": "\n".join(texts) if texts else None}
