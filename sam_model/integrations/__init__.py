@@ -11,4 +11,6 @@
   agent's history and recalling for its state (``pip install llama-index-core``).
 - :mod:`sam_model.integrations.fitting` — no framework: a message too long for a memory cut as the importer cuts it,
   for the adapters storing as the agent runs.
+- :mod:`sam_model.integrations.scopes` — no framework: the adapters' scopes checked when made, the filter of a
+  memory of no user, the recall's numbered text.
 """

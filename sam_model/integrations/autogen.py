@@ -56,12 +56,12 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
 
 from pydantic import BaseModel
 
-from sam_model.limits import check_k, check_scope
+from sam_model.integrations.scopes import fixed_scopes, user_filter
+from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
 HEADER = "\nRelevant memory content (in chronological order):\n"  # ListMemory's: what the autogen reader counts
 TEXT_TYPES = ("text/plain", "text/markdown", "application/json")
-NO_USER = {"user_id": {"eq": None}}  # a memory of no user reads (and clears) no user's memories
 
 
 def _mime(content: Any) -> str:
@@ -125,14 +125,8 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, k: int = 5) -> None:
-        scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
-        for name, value in scopes.items():  # as ScopedMemory checks them: a bad one was refused at the first add or
-            check_scope(value, name)        # query, inside the agent's run (user_id='' beside agent_id taken for none)
-        if not any(scopes.values()):
-            raise ValueError("SAMAutoGenMemory needs a scope (user_id, agent_id or run_id): a memory of no scope would "
-                             "search every user's")
-        self.memory, self.scopes, self.k = memory, scopes, check_k(k)
-        self.filters = None if user_id is not None else NO_USER
+        self.memory, self.scopes = memory, fixed_scopes("SAMAutoGenMemory", user_id, agent_id, run_id)
+        self.k, self.filters = check_k(k), user_filter(user_id)
 
     def _to_config(self) -> SAMAutoGenMemoryConfig:
         return SAMAutoGenMemoryConfig(**self.scopes, k=self.k)

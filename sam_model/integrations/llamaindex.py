@@ -61,7 +61,8 @@ from pydantic import PrivateAttr
 
 from sam_model.data.formats.llamaindex import to_chat
 from sam_model.integrations.fitting import fitted
-from sam_model.limits import check_k, check_scope
+from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
+from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,6 @@ ITEM = re.compile(r"\n(?=\d+\. )")  # a memory's start in the block's content (i
 # each add's memories say the Memory's session and which of its chat messages they are ([from, to)): a block made
 # anew on a session already stored (a Memory over a database, a block each request) reads on after them
 SESSION, FROM, TO = "llamaindex_session", "llamaindex_from", "llamaindex_to"
-NO_USER = {"user_id": {"eq": None}}  # a block of no user recalls no user's memories
 NOT_ATTACHED = ("SAMMemoryBlock is not attached to a Memory, so it cannot read the agent's history: make the memory "
                 "with memory = block.attach(Memory.from_defaults(session_id=...)) and give the agent that memory")
 
@@ -102,16 +102,11 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, k: int = 5, **block: Any) -> None:
-        scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
-        for name, value in scopes.items():  # checked when made: refused at the first call, it ended the agent's run
-            check_scope(value, name)
-        if not any(scopes.values()):
-            raise ValueError("SAMMemoryBlock needs a scope (user_id, agent_id or run_id): a memory of no scope would "
-                             "hold or search every user's")
+        scopes = fixed_scopes("SAMMemoryBlock", user_id, agent_id, run_id)  # refused at the first call, it ended the run
         k = check_k(k)
         super().__init__(**block)
         self._store, self._scopes, self._k = memory, scopes, k
-        self._filters = None if user_id is not None else NO_USER
+        self._filters = user_filter(user_id)
 
     def attach(self, memory: Any) -> Any:
         """Read ``memory``'s history (its ``aget_all()``) from now on, and join its blocks if not among them;
@@ -214,8 +209,7 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         sees) are no candidates."""
         found = self._store.search(query, state="live", limit=self._k, filters=self._filters, step=step,
                                    **self._scopes)["results"]
-        return "\n".join(f"{i}. " + hit["memory"].replace("\n", "\n" + " " * len(f"{i}. "))
-                         for i, hit in enumerate(found, start=1))
+        return numbered(found)
 
     async def _aget(self, messages: list[Any] | None = None, **block_kwargs: Any) -> str:
         step = await self.sync()

@@ -55,25 +55,13 @@ if not hasattr(smolagents, "AgentMemory"):  # before 1.8: agent.logs, no agent.m
 
 from sam_model.data.formats.smolagents import step_kind, to_chat
 from sam_model.integrations.fitting import fitted
-from sam_model.limits import check_k, check_scope
+from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
+from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
 log = logging.getLogger(__name__)
 
-NO_USER = {"user_id": {"eq": None}}  # a tool of no user reads no user's memories
 NOTHING = "No memories found."
-
-
-def _scopes(owner: str, user_id: str | None, agent_id: str | None, run_id: str | None) -> dict[str, str | None]:
-    """The scopes, checked when made as ScopedMemory checks them (check_scope): a bad one was refused only at the
-    first step (ending the agent's run) or tool call (its error said to the model), or, empty, taken for none."""
-    scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
-    for name, value in scopes.items():
-        check_scope(value, name)
-    if not any(scopes.values()):
-        raise ValueError(f"{owner} needs a scope (user_id, agent_id or run_id): a memory of no scope would hold or "
-                         "search every user's")
-    return scopes
 
 
 def _unbytes(value: Any) -> Any:
@@ -128,7 +116,7 @@ class SAMStepCallback:
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None) -> None:
-        self.memory, self.scopes = memory, _scopes("SAMStepCallback", user_id, agent_id, run_id)
+        self.memory, self.scopes = memory, fixed_scopes("SAMStepCallback", user_id, agent_id, run_id)
         self._reads: weakref.WeakKeyDictionary[Any, _Read] = weakref.WeakKeyDictionary()  # agent.memory -> read
         self._lock = threading.Lock()
 
@@ -178,8 +166,8 @@ class SAMRecallTool(Tool):
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, k: int = 5) -> None:
-        self.memory, self.scopes, self.k = memory, _scopes("SAMRecallTool", user_id, agent_id, run_id), check_k(k)
-        self.filters = None if user_id is not None else NO_USER
+        self.memory, self.scopes, self.k = memory, fixed_scopes("SAMRecallTool", user_id, agent_id, run_id), check_k(k)
+        self.filters = user_filter(user_id)
         super().__init__()
 
     def search(self, query: str) -> list[dict[str, Any]]:
@@ -187,8 +175,5 @@ class SAMRecallTool(Tool):
         return self.memory.search(query, state="live", limit=self.k, filters=self.filters, **self.scopes)["results"]
 
     def forward(self, query: str) -> str:
-        """The memories numbered, best first, a memory's lines after its first indented under its number: written
-        as is, a memory of several lines read as several, and its own line "2. ..." as the second memory."""
-        found = self.search(query)
-        return "\n".join(f"{i}. " + hit["memory"].replace("\n", "\n" + " " * len(f"{i}. "))
-                         for i, hit in enumerate(found, start=1)) or NOTHING
+        """The memories numbered, best first (scopes.numbered: a memory's further lines indented)."""
+        return numbered(self.search(query)) or NOTHING
