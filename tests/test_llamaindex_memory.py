@@ -431,6 +431,23 @@ def test_a_call_that_read_the_history_before_another_stored_it_stores_nothing(ad
                                                                                   "Let me see."]
 
 
+def test_the_archived_messages_are_read_again_only_when_more_leave_the_window(adapter, monkeypatch):
+    """Each call (before each model call) read the dumps that left the token window with the reader, besides the
+    whole history: ~8 ms more a call for 2,000 messages. Their count of chat messages is told again only when more
+    leave (a flush), and the step given is the same."""
+    from sam_model.data.formats.llamaindex import to_chat
+
+    read: list[int] = []
+    monkeypatch.setattr(adapter, "to_chat", lambda dumps, where: read.append(len(dumps)) or to_chat(dumps, where))
+    block = adapter.SAMMemoryBlock(ScopedMemory(HashingEncoder(16)), user_id="mia")
+    dumps = [m.model_dump() for m in (Msg("user", Text("Where is my last order?")), Msg("assistant", Text("Monday.")),
+                                      Msg("user", Text("And the one before?")), Msg("assistant", Text("Friday.")))]
+    first = block._store_new(dumps[:3], 2)
+    assert first is not None and block._store_new(dumps, 2) == first  # the window opens in the first add
+    assert block._store_new(dumps, 4) is None  # all left it
+    assert read == [3, 2, 4, 4]  # each add's history, then the archived dumps when their count changed
+
+
 @pytest.mark.parametrize(("given", "named"), [({"user_id": "", "agent_id": "shop"}, "user_id"),
                                               ({"user_id": "mia", "run_id": "a/b"}, "run_id"),
                                               ({"user_id": 7}, "user_id"),

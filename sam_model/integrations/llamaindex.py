@@ -97,6 +97,8 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
     _read: list[dict[str, Any]] = PrivateAttr(default_factory=list)  # the history's dumps read so far
     _added: int = PrivateAttr(default=0)  # how many of the reader's chat messages of them were stored
     _marks: list[tuple[int, int]] = PrivateAttr(default_factory=list)  # each add's first chat message and its step
+    # (how many dumps left the token window, their chat messages): told again only when more leave (a flush)
+    _window: tuple[int, int] = PrivateAttr(default=(0, 0))
     _resumed: bool = PrivateAttr(default=False)  # what the store holds of the session read (at the first call)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
 
@@ -150,7 +152,9 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
             if not (len(dumps) <= len(self._read) and self._read[:len(dumps)] == dumps):
                 self._store_read(dumps)
             # else nothing new: read already (a call that got the history before another stored it)
-            at = len(to_chat(dumps[:archived], "the Memory's history").messages) if archived else 0
+            if archived != self._window[0]:  # read at each call, the archived dumps were the whole history read twice
+                self._window = (archived, len(to_chat(dumps[:archived], "the Memory's history").messages))
+            at = self._window[1]
             if at >= self._added:
                 return None
             return max((step for start, step in self._marks if start <= at), default=None)
@@ -190,6 +194,7 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
                         "(memory.aset or reset): read on from its chat message %d, the first that differs",
                         len(self._read), same)
             self._added, self._marks = same, [(start, step) for start, step in self._marks if start < same]
+            self._window = (0, 0)  # its archived dumps may differ too
         if not self._read and self._added > len(chat.messages):  # resumed on a session reset since: its start
             self._added, self._marks = 0, []
         self._read = dumps
