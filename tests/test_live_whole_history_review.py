@@ -95,11 +95,11 @@ def test_words_said_again_that_open_with_an_older_add_or_resend_the_last_are_sti
 
 
 @pytest.mark.parametrize("field", ["given", "sent", "gone"])
-@pytest.mark.parametrize("bad", [[], None, "x", 3])
-def test_a_save_whose_resend_keys_are_no_object_is_refused_naming_the_field(tmp_path, field, bad):
+@pytest.mark.parametrize(("bad", "said"), [([], "a list"), (None, "null"), ("x", "a string"), (3, "a number")])
+def test_a_save_whose_resend_keys_are_no_object_is_refused_naming_the_field(tmp_path, field, bad, said):
     """A save whose 'given' (or 'sent', 'gone': what a scope keeps to read an add sent again) is not an object of
-    scopes was refused as "'list' object has no attribute 'items'", naming no field. One line names it now, and the
-    save is left as it was."""
+    scopes was refused as "'list' object has no attribute 'items'", naming no field. One line names it now, and what
+    it is in JSON's words (io.json_type; it said "got NoneType" for null), and the save is left as it was."""
     memory = _memory()
     for m in _claim()[:4]:
         memory.add([m], user_id="t", run_id="r")
@@ -107,7 +107,7 @@ def test_a_save_whose_resend_keys_are_no_object_is_refused_naming_the_field(tmp_
     d = json.loads((saved / "scoped.json").read_text())
     text = json.dumps({**d, field: bad})
     (saved / "scoped.json").write_text(text)
-    with pytest.raises(SAMFileError, match=rf"scoped\.json: .*{field} must be an object") as err:
+    with pytest.raises(SAMFileError, match=rf"scoped\.json: .*{field} must be an object.*, got {said}\)") as err:
         ScopedMemory.load(saved, HashingEncoder(16))
     assert "\n" not in str(err.value) and (saved / "scoped.json").read_text() == text
 

@@ -23,7 +23,15 @@ from typing import Any
 
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.toolstate import TranscriptState
-from sam_model.io import SAMFileError, atomic_dir, reading, refuse_links, unique_keys, write_json_lists
+from sam_model.io import (
+    SAMFileError,
+    atomic_dir,
+    json_type,
+    reading,
+    refuse_links,
+    unique_keys,
+    write_json_lists,
+)
 from sam_model.limits import check_count, check_k
 from sam_model.locking import gc_paused, locked
 from sam_model.memory import live, live_responses, resent
@@ -87,7 +95,7 @@ def _by_scope(d: Mapping, field: str) -> dict:
     kept = d.get(field, {})
     if not isinstance(kept, dict):
         raise ValueError(f"{field} must be an object of the scopes' episodes (strings) to what each keeps, got "
-                         f"{type(kept).__name__}")
+                         f"{json_type(kept)}")
     return kept
 
 
