@@ -294,7 +294,7 @@ class ScopedWrites:
         them, named ``name[:1]+name[9:]``): one rule for :meth:`add` and :meth:`check_add`."""
         kept = self._sent.get(episode)
         last = resent.repeated(items, kept)
-        if (given := resent.opens_with_given(items, self._given.get(episode))) > (last[1] if last else 0):
+        if given := resent.opens_with_given(items, self._given.get(episode), last[1] if last else 0):
             return given, items[given:], f"{name}[{given}:]", None, 0  # all the scope was given: resent.given
         if last is None and (cut := resent.compacted(items, kept)) is not None:  # a compaction's kept turns
             at, again = cut
