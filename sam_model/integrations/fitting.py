@@ -13,7 +13,7 @@ from sam_model.limits import MAX_TEXT_CHARS
 CUT_AT = 90_000  # a text past MAX_TEXT_CHARS is stored as its first CUT_AT characters (room for the tool's name)
 
 
-def fitted(message: dict[str, Any], where: str, log: logging.Logger, name: str | None = None) -> dict[str, Any]:
+def cut_as_importer(message: dict[str, Any], where: str, log: logging.Logger, name: str | None = None) -> dict[str, Any]:
     """``message`` with a text past MAX_TEXT_CHARS cut, said in a warning on ``log`` (the adapter's): a tool result as
     ``sam-data transcripts --result-limit 90000`` cuts it (its memory, ``name: text``, to its first CUT_AT characters
     and the count left out), another message's text alike. ScopedMemory refuses such a message (its caller can split

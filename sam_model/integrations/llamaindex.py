@@ -60,7 +60,7 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
 from pydantic import PrivateAttr
 
 from sam_model.data.formats.llamaindex import to_chat
-from sam_model.integrations.fitting import fitted
+from sam_model.integrations.fitting import cut_as_importer
 from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
@@ -201,7 +201,7 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         if new := chat.messages[self._added:]:  # a text past a memory's size cut, not refused in the run
             tools = {c["id"]: c["function"]["name"] for m in chat.messages for c in m.get("tool_calls") or []}
             span = {SESSION: session, FROM: self._added, TO: len(chat.messages)} if (session := self._session()) else None
-            added = self._store.add([fitted(m, chat.sources[self._added + i], log,
+            added = self._store.add([cut_as_importer(m, chat.sources[self._added + i], log,
                                             tools.get(m.get("tool_call_id"))) for i, m in enumerate(new)],
                                     **self._scopes, metadata=span)["results"]
             if steps := [r["step"] for r in added if r.get("event") == "ADD"]:

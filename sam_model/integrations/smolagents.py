@@ -54,7 +54,7 @@ if not hasattr(smolagents, "AgentMemory"):  # before 1.8: agent.logs, no agent.m
                       "install -U smolagents")
 
 from sam_model.data.formats.smolagents import step_kind, to_chat
-from sam_model.integrations.fitting import fitted
+from sam_model.integrations.fitting import cut_as_importer
 from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
@@ -149,7 +149,7 @@ class SAMStepCallback:
             chat = to_chat([d for d in dump if step_kind(d) != "final"],
                            f"agent {name}'s memory" if name else "agent.memory")
             if new := chat.messages[read.added:]:
-                self.memory.add([fitted(m, chat.sources[read.added + i], log) for i, m in enumerate(new)],
+                self.memory.add([cut_as_importer(m, chat.sources[read.added + i], log) for i, m in enumerate(new)],
                                 **self.scopes)
             read.added = len(chat.messages)
 
