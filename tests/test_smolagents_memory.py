@@ -10,6 +10,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import re
 import subprocess
 import sys
 import types
@@ -251,6 +252,69 @@ def test_the_recall_tool_searches_its_scopes_by_the_live_state(adapter):
         adapter.SAMStepCallback(store)
 
 
+def _action(n: int, calls: list[tuple[str, dict[str, Any]]], observations: str, code: str | None = None
+            ) -> dict[str, Any]:
+    """An ActionStep's dict as smolagents 1.26 writes it: a ToolCallingAgent's ``calls``, or a CodeAgent's ``code``
+    (its one python_interpreter call)."""
+    made = [{"id": f"call_{n}_{i}", "type": "function", "function": {"name": name, "arguments": args}}
+            for i, (name, args) in enumerate(calls)] if code is None else [
+        {"id": f"call_{n}", "type": "function", "function": {"name": "python_interpreter", "arguments": code}}]
+    return {"step_number": n, "model_output": "Thought: ...", "tool_calls": made, "observations": observations,
+            "error": None, "code_action": code, "action_output": None, "is_final_answer": False, **TIMING}
+
+
+TIMING = {"start_time": 0.0, "end_time": 1.0, "duration": 1.0, "timing": {}, "token_usage": None,
+          "observations_images": None, "model_output_message": None}
+
+
+@pytest.mark.parametrize("kind", ["tool_calling", "code"])
+def test_a_recall_is_stored_as_its_call_and_a_marker_not_as_the_memories_again(adapter, tmp_path, kind):
+    """The recall tool's output is the store's memories: stored as the step's observation, each recall copied them
+    under a new step (a memory recalled each run stored once more each run, in the bank and its training data).
+    The call is stored and its result as a marker saying how many were recalled; the step's other output (a
+    CodeAgent's other prints) is stored as it was."""
+    store = ScopedMemory(HashingEncoder(64))
+    scopes = {"user_id": "mia", "agent_id": "hr-leave"}
+    store.add("Mia's employee id is EMP-40213", **scopes)
+    store.add("Mia's manager is r.okafor", **scopes)
+    tool = adapter.SAMRecallTool(store, **scopes)
+    agent = Agent([adapter.SAMStepCallback(store, **scopes)])
+    said = tool(query="employee id")
+    assert "EMP-40213" in said and "r.okafor" in said, said
+    if kind == "code":
+        seen = f"Execution logs:\n{said}\nbalance: 12 days\nLast output from code snippet:\nNone"
+        step = _action(1, [], seen, 'print(recall_memory(query="employee id"))\nprint("balance: 12 days")')
+    else:
+        step = _action(1, [("recall_memory", {"query": "employee id"})], said)
+    agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None}, step], reset=True)
+    texts = [text for _, text in listed(store, **scopes)]
+    assert sum("EMP-40213" in t for t in texts) == 1 and sum("r.okafor" in t for t in texts) == 1, texts
+    assert "CALL recall_memory(query=employee id)" in texts, texts
+    marked = [t for t in texts if "[2 memories recalled: stored already]" in t]
+    assert len(marked) == 1 and marked[0].startswith("recall_memory: "), texts
+    assert ("balance: 12 days" in marked[0]) is (kind == "code"), marked
+    want = {**step, "observations": step["observations"].replace(said, "[2 memories recalled: stored already]")}
+    assert listed(store, **scopes)[2:] == [(s + 2, t) for s, t in imported(
+        [{"system_prompt": "You are an HR assistant."}, {"task": "Book my leave", "task_images": None}, want],
+        tmp_path / "m.json")]
+
+
+def test_a_recall_of_another_store_or_none_found_is_stored_as_it_is(adapter):
+    """Only a recall of the callback's own store is left out (another store's memories are not this one's), and
+    "No memories found." (no memory's copy) is stored as it is."""
+    store, other = ScopedMemory(HashingEncoder(64)), ScopedMemory(HashingEncoder(64))
+    other.add("Ola's employee id is EMP-77001", user_id="ola")
+    said = adapter.SAMRecallTool(other, user_id="ola")(query="employee id")
+    none = adapter.SAMRecallTool(store, user_id="mia")(query="employee id")
+    assert none == adapter.NOTHING
+    agent = Agent([adapter.SAMStepCallback(store, user_id="mia")])
+    agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None},
+                                           _action(1, [("other_recall", {"query": "id"})], said),
+                                           _action(2, [("recall_memory", {"query": "id"})], none)], reset=True)
+    texts = [text for _, text in listed(store, user_id="mia")]
+    assert f"other_recall: {said}" in texts and f"recall_memory: {adapter.NOTHING}" in texts, texts
+
+
 @pytest.mark.parametrize("make", ["SAMStepCallback", "SAMRecallTool"])
 @pytest.mark.parametrize(("given", "named"), [({"user_id": "", "agent_id": "hr"}, "user_id"),
                                               ({"user_id": "mia", "run_id": "a/b"}, "run_id"),
@@ -389,10 +453,15 @@ def test_a_real_agent_stores_its_steps_and_recalls_its_users_memories(kind, tmp_
     assert agent.run("Hi, my user id is ann_lee_123. Who is my manager?") == "Your manager is m.chen."
     recalled = agent.memory.steps[2].observations
     assert "m.chen" in recalled and "r.okafor" not in recalled, recalled
+    # the recall's output (a CodeAgent's printed in its logs) is stored as a marker, the memories not again
+    said = recalled.removeprefix("Execution logs:\n").split("\nLast output from code snippet:", 1)[0].strip()
+    marker = f"[{len(re.findall(r'^[0-9]+[.] ', said, re.MULTILINE))} memories recalled: stored already]"
     steps = [agent.memory.system_prompt.dict(), *agent.memory.get_succinct_steps()]
+    steps[3] = {**steps[3], "observations": steps[3]["observations"].replace(said, marker)}
     got = listed(store, **scopes)
     assert got[0] == (0, "Ann's manager is m.chen")
     assert got[1:] == [(step + 1, text) for step, text in imported(steps, tmp_path / "m.json")], got
+    assert not [text for _, text in got[1:] if "Ann's manager is m.chen" in text], got
 
 
 def test_a_manager_and_its_managed_agent_given_one_callback_store_each_step_once(tmp_path):

@@ -16,8 +16,16 @@ far (``[agent.memory.system_prompt.dict(), *agent.memory.get_succinct_steps()]``
 code path), and adds to ScopedMemory the chat messages it read past the last call's. So the system prompt (the
 policy) and each run's ``TaskStep``, which no callback is called for, are stored in their place, each step once
 however it is registered, and the memories stored while the agent runs are those ``sam-data transcripts`` makes of
-the dumped memory: what SAM was trained on. A ``FinalAnswerStep`` adds nothing (its answer is its last action
-step's). Called without the agent (by hand) it adds the step alone: add each run's task first (``{"task": task}``).
+the dumped memory: what SAM was trained on, but for the recall tool's output. A ``FinalAnswerStep`` adds nothing
+(its answer is its last action step's). Called without the agent (by hand) it adds the step alone: add each run's
+task first (``{"task": task}``).
+
+A recall's memories are the store's already: stored as the step's observation, each recall copied them under a new
+step, in the bank and in the training data read of it (a memory recalled each run came back once more each run).
+The callbacks of a store replace the text of its recall tools' recent outputs (``KEEP``) in a step's
+``observations`` (a ToolCallingAgent's recall_memory result, what a CodeAgent's code printed of it) with a marker,
+``[3 memories recalled: stored already]``; the call itself, the step's other output and "No memories found." are
+stored as they were. A dump of the agent's memory still holds the recalls: ``sam-data transcripts`` reads them.
 
 :class:`SAMRecallTool` is a smolagents ``Tool`` (``recall_memory(query)``) the agent calls to search the scopes'
 memories: ranked by the scopes' live state (the state of the newest step a callback of the same scopes added: the
@@ -39,6 +47,7 @@ import json
 import logging
 import threading
 import weakref
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +71,35 @@ from sam_model.memory import ScopedMemory
 log = logging.getLogger(__name__)
 
 NOTHING = "No memories found."
+# what the step callbacks store in place of a recall's text (the memories are the store's already: stored again as
+# the tool's observation, each recall copied them into the bank and its training data under a new step)
+RECALLED = "[{n} recalled: stored already]"
+KEEP = 64  # each store's last recalls, looked for in the steps its callbacks read (a recall is a step's, or a few's)
+_recalls: weakref.WeakKeyDictionary[ScopedMemory, deque[tuple[str, str]]] = weakref.WeakKeyDictionary()
+_recalls_lock = threading.Lock()
+
+
+def _recalled(memory: ScopedMemory, text: str, n: int) -> None:
+    """Keep ``text``, a recall tool's output of ``n`` memories, for the callbacks of ``memory`` to leave out."""
+    marker = RECALLED.format(n=f"{n} memory" if n == 1 else f"{n} memories")
+    with _recalls_lock:
+        _recalls.setdefault(memory, deque(maxlen=KEEP)).append((text.strip(), marker))
+
+
+def unrecalled(d: dict[str, Any], memory: ScopedMemory) -> dict[str, Any]:
+    """A step's dict with the text of each recent recall of ``memory`` in its ``observations`` (a ToolCallingAgent's
+    recall_memory output, a CodeAgent's printed one) replaced by a marker, the call itself kept: a recall's memories
+    are copies of the store's. By text, not by tool name: a CodeAgent's observations are its code's printed logs,
+    what a recall printed among the rest, and a managed agent's answer may quote its own recall."""
+    seen = d.get("observations")
+    if not isinstance(seen, str) or not seen:
+        return d
+    with _recalls_lock:
+        given = sorted(set(_recalls.get(memory, ())), key=lambda r: -len(r[0]))
+    for text, marker in given:  # longest first: a recall holding a shorter one's text left whole
+        if text and text in seen:
+            seen = seen.replace(text, marker)
+    return d if seen == d["observations"] else {**d, "observations": seen}
 
 
 def _unbytes(value: Any) -> Any:
@@ -84,15 +122,25 @@ class _Read:
     one), each step's dict (each dumped once; the step held, so that its id is not reused while kept) and how many
     of the dump's chat messages were added."""
 
+    memory: ScopedMemory
     steps: list[Any] | None = None
-    dicts: dict[int, tuple[Any, dict[str, Any]]] = field(default_factory=dict)
+    dicts: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
     added: int = 0
     last: Any = None  # the step of the last call: checked at the next one for what a later callback wrote into it
 
     def dumped(self, step: Any) -> dict[str, Any]:
+        """The step's dict as dumped (the first time it was read)."""
+        return self._read(step)[1]
+
+    def stored(self, step: Any) -> dict[str, Any]:
+        """The step's dict as stored: the recalls in it when first read left out (unrecalled)."""
+        return self._read(step)[2]
+
+    def _read(self, step: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         if id(step) not in self.dicts:
-            self.dicts[id(step)] = (step, step_dict(step))
-        return self.dicts[id(step)][1]
+            d = step_dict(step)
+            self.dicts[id(step)] = (step, d, unrecalled(d, self.memory))
+        return self.dicts[id(step)]
 
 
 class SAMStepCallback:
@@ -123,7 +171,7 @@ class SAMStepCallback:
     def __call__(self, step: Any, agent: Any = None) -> None:
         """Add what ``step`` (and, with ``agent``, the memory before it) adds to the dump's chat messages."""
         if agent is None:  # a callback of one argument: the step alone, read as the reader reads it
-            d = step_dict(step)
+            d = unrecalled(step_dict(step), self.memory)
             if step_kind(d) != "final":
                 self.memory.add([d], **self.scopes)
             return
@@ -131,7 +179,7 @@ class SAMStepCallback:
         with self._lock:
             read = self._reads.get(memory)
             if read is None or memory.steps is not read.steps:
-                read = self._reads[memory] = _Read(memory.steps)
+                read = self._reads[memory] = _Read(self.memory, memory.steps)
             if step_kind(read.dumped(step)) is None:  # keys no smolagents the reader knows writes
                 raise ValueError(f"SAMStepCallback: smolagents {getattr(smolagents, '__version__', '')} writes its "
                                  f"{type(step).__name__} with the keys {', '.join(list(read.dumped(step))[:8])}, which "
@@ -144,7 +192,7 @@ class SAMStepCallback:
                             getattr(read.last, "step_number", ""))
             read.last = step
             steps = [*memory.steps, *([] if any(s is step for s in memory.steps) else [step])]
-            dump = [step_dict(memory.system_prompt), *(read.dumped(s) for s in steps)]
+            dump = [step_dict(memory.system_prompt), *(read.stored(s) for s in steps)]
             name = getattr(agent, "name", None)
             chat = to_chat([d for d in dump if step_kind(d) != "final"],
                            f"agent {name}'s memory" if name else "agent.memory")
@@ -175,5 +223,11 @@ class SAMRecallTool(Tool):
         return self.memory.search(query, state="live", limit=self.k, filters=self.filters, **self.scopes)["results"]
 
     def forward(self, query: str) -> str:
-        """The memories numbered, best first (scopes.numbered: a memory's further lines indented)."""
-        return numbered(self.search(query)) or NOTHING
+        """The memories numbered, best first (scopes.numbered: a memory's further lines indented); the text kept
+        for the store's step callbacks, which store a marker in its place (unrecalled)."""
+        found = self.search(query)
+        if not found:
+            return NOTHING
+        text = numbered(found)
+        _recalled(self.memory, text, len(found))
+        return text
