@@ -37,8 +37,12 @@ too: sam_model.integrations.autogen had that leak). Beside a block of a user in 
 memory beside each user's own), a block of no user stores nothing: the conversation is that user's, and stored as no
 user's it was recalled to every user by the same shared block of their sessions. Blocks of one Memory need names of
 their own (``attach`` checks: Memory keys their content by name). Store calls run in a worker thread
-(``asyncio.to_thread``), so the agent's event loop is not blocked by an encoder's forward pass; reading the history
-(``aget_all`` and its dump) runs on the loop, about 45 ms a call for 2,000 messages.
+(``asyncio.to_thread``), so the agent's event loop serving other users is not blocked by an encoder's forward pass,
+nor by the history's dump (``model_dump`` and its JSON) and its reading, which run there too, one call after the
+other under the block's lock (ScopedMemory holds its own). On the loop are only the chat store's awaited reads:
+``aget_all()`` (its SQL in the driver, its rows made messages on the loop, ~18 ms at 2,000 messages) and a count of
+the archived ones (``sql_store.count_messages``); until 2026-12-07 the loop also dumped the history and read the
+archived messages whole, ~45 ms a call at 2,000. The store's engine belongs to the loop, so its read stays there.
 """
 
 from __future__ import annotations
@@ -133,10 +137,25 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
             raise RuntimeError(NOT_ATTACHED)
         if self._scopes["user_id"] is None and self._beside_a_user():
             return None  # the user's block stores the conversation: stored here too it was recalled to every user
+        messages = await self._memory.aget_all()  # the chat store's read, awaited on the loop
+        return await asyncio.to_thread(self._store_messages, messages, await self._archived())
+
+    async def _archived(self) -> int:
+        """How many of the history's messages left the token window: counted by Memory's chat store where it counts
+        (``sql_store.count_messages``, one COUNT), not read as messages (``aget_all(status=ARCHIVED)``), which
+        built each of them on the loop: in a long session most of the history."""
+        store, session = getattr(self._memory, "sql_store", None), getattr(self._memory, "session_id", None)
+        if callable(getattr(store, "count_messages", None)) and isinstance(session, str):
+            return await store.count_messages(session, status=MessageStatus.ARCHIVED)
+        return len(await self._memory.aget_all(status=MessageStatus.ARCHIVED))
+
+    def _store_messages(self, messages: list[Any], archived: int) -> int | None:
+        """_store_new of ``messages`` dumped: in the worker thread, as the dump and its JSON took ~9 ms of the event
+        loop a call at 2,000 messages. The messages are ``aget_all``'s own (built from the chat store's rows), so
+        nothing on the loop changes them while dumped."""
         # through JSON, as a saved history is read: a role is MessageRole (a str enum) before, "user" after
-        dumps = json.loads(json.dumps([m.model_dump() for m in await self._memory.aget_all()], default=str))
-        archived = len(await self._memory.aget_all(status=MessageStatus.ARCHIVED))
-        return await asyncio.to_thread(self._store_new, dumps, archived)
+        dumps = json.loads(json.dumps([m.model_dump() for m in messages], default=str))
+        return self._store_new(dumps, archived)
 
     def _beside_a_user(self) -> bool:
         """Whether the attached Memory holds a block of a user: its conversation is that user's."""
