@@ -609,6 +609,38 @@ def test_a_real_memory_is_dumped_off_the_loop_and_its_archived_messages_counted(
     assert len(listed(store, user_id="mia")) == 12
 
 
+@pytest.mark.parametrize("insert", ["system", "user"])
+def test_a_real_memory_never_stores_the_recall_again(insert, tmp_path):
+    """The recall is a copy of the store's memories: Memory puts it in the messages it gives the model (the system
+    message, or the user's last with insert_method="user"), never in its history, so the block never stores it
+    again, whichever way it is inserted."""
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.memory import Memory as LlamaMemory
+
+    from sam_model.integrations.llamaindex import SAMMemoryBlock
+
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Mia's last order is ORD-5521", user_id="mia")
+    memory = SAMMemoryBlock(store, user_id="mia").attach(LlamaMemory.from_defaults(
+        session_id="mia-1", token_limit=30000, insert_method=insert))
+    llm, seen = _scripted([("Let me look.", [("get_order", {"order_id": "ORD-5521"})]), ("It shipped.", []),
+                           ("Noted.", [])])
+    agent = FunctionAgent(tools=[get_order], llm=llm, system_prompt="You are a shop assistant.")
+
+    async def run() -> None:
+        for asked in ("Where is my last order?", "Thanks"):
+            await agent.run(asked, memory=memory)
+
+    asyncio.run(run())
+    given = [m for m in seen[-1] if "Mia's last order is ORD-5521" in (m.content or "")]
+    assert [m.role for m in given] == [insert], seen[-1]  # recalled, where insert_method puts it
+    history = [m.model_dump() for m in memory.get_all()]
+    got = listed(store, user_id="mia")
+    assert [text for _, text in got if "Mia's last order" in text] == ["Mia's last order is ORD-5521"], got
+    assert got[1:] == [(step + 1, text) for step, text in imported(history, tmp_path / "h.json")], got
+
+
 def test_the_readme_snippet_runs_as_written_with_real_llama_index():
     """README's LlamaIndex block (a plain fence: the README's tests run without llama-index) run as written, given the
     agent's own ``llm`` (scripted) and ``get_order``: the run is stored and the user's memory recalled."""
