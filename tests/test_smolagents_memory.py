@@ -489,6 +489,39 @@ def test_a_manager_and_its_managed_agent_given_one_callback_store_each_step_once
     assert sorted(stored) == sorted(texts), stored
 
 
+def test_a_code_agent_step_added_alone_loses_what_earlier_code_bound():
+    """What README says of a CodeAgent's steps added one at a time without the callback (ScopedMemory keeps no
+    scope's earlier code to read the next step with): step.dict() holds the prompt it was given, so a positional
+    literal is named, but a value an earlier step's code bound is left out of the call; a step without its model
+    input (model_input_messages dropped) names a positional literal arg1 too. The callback reads each step with
+    those before it: both are named and traced."""
+    smolagents = pytest.importorskip("smolagents", reason="smolagents is not installed (pip install smolagents)")
+    from sam_model.integrations.smolagents import SAMStepCallback
+
+    fixture = _scripted()
+    calls = {}
+    for how in ("step.dict()", "without model input", "callback"):
+        store = ScopedMemory(HashingEncoder(64))
+
+        def add(step: Any, agent: Any, how: str = how, store: ScopedMemory = store) -> None:
+            d = json.loads(json.dumps(step.dict(), default=str))
+            if how == "without model input":
+                d.pop("model_input_messages")
+            store.add([d], user_id="ann")
+
+        model = fixture.Scripted(['Thought: keep the id.\n<code>\nuid = "ann_lee_123"\nprint(uid)\n</code>',
+                                  'Thought: look.\n<code>\nuser = get_user(uid)\nprint(get_user("ann_lee_123"))\n</code>',
+                                  'Thought: answer.\n<code>\nfinal_answer("done")\n</code>'])
+        callback = SAMStepCallback(store, user_id="ann") if how == "callback" else add
+        agent = smolagents.CodeAgent(tools=[fixture.get_user], model=model, max_steps=4, step_callbacks=[callback],
+                                     verbosity_level=0)
+        agent.run("Who am I?")
+        calls[how] = [t for _, t in listed(store, user_id="ann") if t.startswith("CALL get_user")]
+    assert calls == {"step.dict()": ["CALL get_user()", "CALL get_user(user_id=ann_lee_123)"],
+                     "without model input": ["CALL get_user()", "CALL get_user(arg1=ann_lee_123)"],
+                     "callback": ["CALL get_user(user_id=ann_lee_123)", "CALL get_user(user_id=ann_lee_123)"]}, calls
+
+
 def test_the_readme_snippet_runs_as_written_with_real_smolagents():
     """README's smolagents block (a plain fence: the README's tests run without smolagents) run as written, given
     the agent's own ``model`` (scripted) and ``get_leave_balance``: the agent recalls and its steps are stored."""

@@ -149,8 +149,9 @@ class SAMStepCallback:
     Each call reads the agent's memory dumped so far (its system prompt, ``agent.memory.steps`` and the step, which
     joins them after the callbacks) with the reader, as ``sam-data transcripts`` reads the dump, and adds the chat
     messages read past those of the last call. Not each step alone: a CodeAgent's step is read with what came before
-    it (the prompt's tool signatures, which name a positional argument; a name an earlier step's code bound), and a
-    step read alone named ``find_cover("brand", ...)``'s argument ``arg1``, not ``team``. A run with ``reset=True``
+    it (the prompt's tool signatures, which name a positional argument; a name an earlier step's code bound): a step
+    read alone (ScopedMemory keeps no scope's earlier code) left out ``get_user(uid)``'s argument where an earlier
+    step bound ``uid``, and without its model input named ``find_cover("brand", ...)``'s ``arg1``, not ``team``. A run with ``reset=True``
     makes a new ``agent.memory.steps``: read from its start (its system prompt again, the policy unchanged). Each
     call reads the whole memory again, as smolagents writes it whole into each model input. A step is read once, when
     called: give it last in ``step_callbacks``, as what a callback after it writes into the step is not stored (its
