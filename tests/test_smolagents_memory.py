@@ -299,20 +299,29 @@ def test_a_recall_is_stored_as_its_call_and_a_marker_not_as_the_memories_again(a
         tmp_path / "m.json")]
 
 
-def test_a_recall_of_another_store_or_none_found_is_stored_as_it_is(adapter):
-    """Only a recall of the callback's own store is left out (another store's memories are not this one's), and
-    "No memories found." (no memory's copy) is stored as it is."""
+def test_only_a_recall_the_callbacks_user_could_be_given_is_left_out(adapter):
+    """A recall of another store (not this store's memories) or of another user of the same store (what it gave says
+    nothing in this user's scope) is stored as it is, and "No memories found." (no memory's copy) too; a shared
+    tool's recall (no user's memories, given to every user) is left out as the user's own is."""
     store, other = ScopedMemory(HashingEncoder(64)), ScopedMemory(HashingEncoder(64))
     other.add("Ola's employee id is EMP-77001", user_id="ola")
-    said = adapter.SAMRecallTool(other, user_id="ola")(query="employee id")
+    store.add("Ola's badge is B-12", user_id="ola")
+    store.add("badges are renewed in May", agent_id="hr")
+    elsewhere = adapter.SAMRecallTool(other, user_id="ola")(query="employee id")
+    olas = adapter.SAMRecallTool(store, user_id="ola")(query="badge")
+    shared = adapter.SAMRecallTool(store, agent_id="hr")(query="badge")
     none = adapter.SAMRecallTool(store, user_id="mia")(query="employee id")
-    assert none == adapter.NOTHING
+    assert none == adapter.NOTHING and "B-12" in olas and "May" in shared
     agent = Agent([adapter.SAMStepCallback(store, user_id="mia")])
     agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None},
-                                           _action(1, [("other_recall", {"query": "id"})], said),
-                                           _action(2, [("recall_memory", {"query": "id"})], none)], reset=True)
+                                           _action(1, [("other_recall", {"query": "id"})], elsewhere),
+                                           _action(2, [("recall_memory", {"query": "id"})], none),
+                                           _action(3, [("lookup", {"query": "badge"})], olas),
+                                           _action(4, [("recall_shared", {"query": "badge"})], shared)], reset=True)
     texts = [text for _, text in listed(store, user_id="mia")]
-    assert f"other_recall: {said}" in texts and f"recall_memory: {adapter.NOTHING}" in texts, texts
+    assert f"other_recall: {elsewhere}" in texts and f"recall_memory: {adapter.NOTHING}" in texts, texts
+    assert f"lookup: {olas}" in texts, texts
+    assert "recall_shared: [1 memory recalled: stored already]" in texts, texts
 
 
 @pytest.mark.parametrize("make", ["SAMStepCallback", "SAMRecallTool"])

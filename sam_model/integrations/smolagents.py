@@ -22,8 +22,8 @@ task first (``{"task": task}``).
 
 A recall's memories are the store's already: stored as the step's observation, each recall copied them under a new
 step, in the bank and in the training data read of it (a memory recalled each run came back once more each run).
-The callbacks of a store replace the text of its recall tools' recent outputs (``KEEP``) in a step's
-``observations`` (a ToolCallingAgent's recall_memory result, what a CodeAgent's code printed of it) with a marker,
+The callbacks of a store replace the text of its recall tools' recent outputs (``KEEP``; the callback's user's
+recalls and those of no user, not another user's) in a step's ``observations`` (a ToolCallingAgent's recall_memory result, what a CodeAgent's code printed of it) with a marker,
 ``[3 memories recalled: stored already]``; the call itself, the step's other output and "No memories found." are
 stored as they were. A dump of the agent's memory still holds the recalls: ``sam-data transcripts`` reads them.
 
@@ -75,27 +75,30 @@ NOTHING = "No memories found."
 # the tool's observation, each recall copied them into the bank and its training data under a new step)
 RECALLED = "[{n} recalled: stored already]"
 KEEP = 64  # each store's last recalls, looked for in the steps its callbacks read (a recall is a step's, or a few's)
-_recalls: weakref.WeakKeyDictionary[ScopedMemory, deque[tuple[str, str]]] = weakref.WeakKeyDictionary()
+_recalls: weakref.WeakKeyDictionary[ScopedMemory, deque[tuple[str | None, str, str]]] = weakref.WeakKeyDictionary()
 _recalls_lock = threading.Lock()
 
 
-def _recalled(memory: ScopedMemory, text: str, n: int) -> None:
-    """Keep ``text``, a recall tool's output of ``n`` memories, for the callbacks of ``memory`` to leave out."""
+def _recalled(memory: ScopedMemory, user_id: str | None, text: str, n: int) -> None:
+    """Keep ``text``, a recall tool's output of ``n`` memories of ``user_id``'s (None: no user's), for the callbacks
+    of ``memory`` to leave out."""
     marker = RECALLED.format(n=f"{n} memory" if n == 1 else f"{n} memories")
     with _recalls_lock:
-        _recalls.setdefault(memory, deque(maxlen=KEEP)).append((text.strip(), marker))
+        _recalls.setdefault(memory, deque(maxlen=KEEP)).append((user_id, text.strip(), marker))
 
 
-def unrecalled(d: dict[str, Any], memory: ScopedMemory) -> dict[str, Any]:
+def unrecalled(d: dict[str, Any], memory: ScopedMemory, user_id: str | None) -> dict[str, Any]:
     """A step's dict with the text of each recent recall of ``memory`` in its ``observations`` (a ToolCallingAgent's
     recall_memory output, a CodeAgent's printed one) replaced by a marker, the call itself kept: a recall's memories
     are copies of the store's. By text, not by tool name: a CodeAgent's observations are its code's printed logs,
-    what a recall printed among the rest, and a managed agent's answer may quote its own recall."""
+    what a recall printed among the rest, and a managed agent's answer may quote its own recall. Only recalls of
+    ``user_id``'s memories or of no user's (a shared tool's): what another user's recall gave says nothing here."""
     seen = d.get("observations")
     if not isinstance(seen, str) or not seen:
         return d
     with _recalls_lock:
-        given = sorted(set(_recalls.get(memory, ())), key=lambda r: -len(r[0]))
+        given = sorted({(text, marker) for user, text, marker in _recalls.get(memory, ()) if user in (None, user_id)},
+                       key=lambda r: -len(r[0]))
     for text, marker in given:  # longest first: a recall holding a shorter one's text left whole
         if text and text in seen:
             seen = seen.replace(text, marker)
@@ -123,6 +126,7 @@ class _Read:
     of the dump's chat messages were added."""
 
     memory: ScopedMemory
+    user_id: str | None
     steps: list[Any] | None = None
     dicts: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
     added: int = 0
@@ -139,7 +143,7 @@ class _Read:
     def _read(self, step: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         if id(step) not in self.dicts:
             d = step_dict(step)
-            self.dicts[id(step)] = (step, d, unrecalled(d, self.memory))
+            self.dicts[id(step)] = (step, d, unrecalled(d, self.memory, self.user_id))
         return self.dicts[id(step)]
 
 
@@ -172,7 +176,7 @@ class SAMStepCallback:
     def __call__(self, step: Any, agent: Any = None) -> None:
         """Add what ``step`` (and, with ``agent``, the memory before it) adds to the dump's chat messages."""
         if agent is None:  # a callback of one argument: the step alone, read as the reader reads it
-            d = unrecalled(step_dict(step), self.memory)
+            d = unrecalled(step_dict(step), self.memory, self.scopes["user_id"])
             if step_kind(d) != "final":
                 self.memory.add([d], **self.scopes)
             return
@@ -180,7 +184,7 @@ class SAMStepCallback:
         with self._lock:
             read = self._reads.get(memory)
             if read is None or memory.steps is not read.steps:
-                read = self._reads[memory] = _Read(self.memory, memory.steps)
+                read = self._reads[memory] = _Read(self.memory, self.scopes["user_id"], memory.steps)
             if step_kind(read.dumped(step)) is None:  # keys no smolagents the reader knows writes
                 raise ValueError(f"SAMStepCallback: smolagents {getattr(smolagents, '__version__', '')} writes its "
                                  f"{type(step).__name__} with the keys {', '.join(list(read.dumped(step))[:8])}, which "
@@ -230,5 +234,5 @@ class SAMRecallTool(Tool):
         if not found:
             return NOTHING
         text = numbered(found)
-        _recalled(self.memory, text, len(found))
+        _recalled(self.memory, self.scopes["user_id"], text, len(found))
         return text
