@@ -186,6 +186,35 @@ def llamaindex_messages() -> list[dict]:
     return out
 
 
+def adk_events() -> list[dict]:
+    """As a Google ADK session holds the conversation, session.model_dump_json(exclude_none=True)'s events (what the
+    SQL session services store; tests/test_adk_memory.py replays it through a real Runner with a scripted model):
+    snake_case, two invocations, an agent's calls and its function results authored by the agent, the results' role
+    user, the first tool's dict its response as returned, the second's {"error": ...} (ADK's convention for a tool
+    that failed)."""
+    acts = {"state_delta": {}, "artifact_delta": {}, "requested_auth_configs": {}, "requested_tool_confirmations": {}}
+    event = lambda n, inv, author, role, *parts: {  # noqa: E731
+        "content": {"parts": list(parts), "role": role}, "invocation_id": f"e-{inv}", "author": author,
+        "actions": acts, "id": f"ev-{n}", "timestamp": 1796600000.0 + n}
+    call = lambda i, n, a: {"function_call": {"id": i, "args": a, "name": n}}  # noqa: E731
+    answer = lambda i, n, r: {"function_response": {"id": i, "name": n, "response": r}}  # noqa: E731
+    return [event(0, 1, "user", "user", {"text": HI}),
+            event(1, 1, "airline_agent", "model", call("adk-c1", "get_user", ARGS1)),
+            event(2, 1, "airline_agent", "user", answer("adk-c1", "get_user", USER)),
+            event(3, 1, "airline_agent", "model", {"text": SEE}),
+            event(4, 2, "user", "user", {"text": YES}),
+            event(5, 2, "airline_agent", "model", call("adk-c2", "cancel", ARGS2)),
+            event(6, 2, "airline_agent", "user", answer("adk-c2", "cancel", {"error": ERROR.removeprefix("Error: ")})),
+            event(7, 2, "airline_agent", "model", {"text": DONE})]
+
+
+def adk_session() -> dict:
+    """The session around :func:`adk_events`, dumped with the agent's instruction added as its "system" (the session
+    does not hold it)."""
+    return {"id": "conv-1", "app_name": "airline", "user_id": "ann_lee_123", "state": {}, "events": adk_events(),
+            "last_update_time": 1796600007.0, "system": POLICY}
+
+
 def smolagents_steps() -> list[dict]:
     """As a smolagents ToolCallingAgent's memory dumps the conversation, two runs (run(HI), then run(YES,
     reset=False)): [agent.memory.system_prompt.dict(), *agent.memory.get_succinct_steps()], the policy the system
@@ -396,7 +425,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
              "openhands": tmp_path / "openhands.json", "openhands-v1": tmp_path / "openhands-v1.jsonl",
              "codex": tmp_path / "codex.jsonl", "pydantic-ai": tmp_path / "pydantic-ai.jsonl",
              "autogen": tmp_path / "autogen.json", "smolagents": tmp_path / "smolagents.json",
-             "llamaindex": tmp_path / "llamaindex.json"}
+             "llamaindex": tmp_path / "llamaindex.json", "adk": tmp_path / "adk.json"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -415,6 +444,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
                                             "llm_context": {"messages": autogen_messages()}}, indent=2) + "\n")
     files["smolagents"].write_text(json.dumps(smolagents_steps(), indent=2) + "\n")  # json.dump(steps, f)
     files["llamaindex"].write_text(json.dumps(llamaindex_messages(), indent=2) + "\n")  # memory.get_all()'s dumps
+    files["adk"].write_text(json.dumps(adk_session(), indent=2) + "\n")  # session.model_dump_json(), "system" added
     files["swe-agent"].write_text(json.dumps(swe_agent_traj(swe_agent_history()), indent=2) + "\n")
     converse = bedrock_messages()  # the last Converse call logged: its request (with an id) and its response's output
     files["bedrock"].write_text(json.dumps({"id": "conv-1", "modelId": "anthropic.claude-sonnet-4",
@@ -497,9 +527,9 @@ def test_formats_are_told_from_the_messages():
                                 genai_messages(), langchain_messages(), swe_agent_history(), bedrock_messages(),
                                 gemini_contents(), snake_case(gemini_contents()), openhands_events(),
                                 openhands_v1_events(), pydantic_ai_messages(), autogen_messages(),
-                                smolagents_steps(), llamaindex_messages())] == [
+                                smolagents_steps(), llamaindex_messages(), adk_events())] == [
         "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini", "gemini",
-        "openhands", "openhands-v1", "pydantic-ai", "autogen", "smolagents", "llamaindex"]
+        "openhands", "openhands-v1", "pydantic-ai", "autogen", "smolagents", "llamaindex", "adk"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
@@ -516,7 +546,7 @@ def test_formats_are_told_from_the_messages():
     ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY), ("gemini", gemini_contents, POLICY),
     ("openhands", openhands_events, ""), ("openhands-v1", openhands_v1_events, ""),
     ("pydantic-ai", pydantic_ai_messages, ""), ("autogen", autogen_messages, ""),
-    ("smolagents", smolagents_steps, ""), ("llamaindex", llamaindex_messages, "")])
+    ("smolagents", smolagents_steps, ""), ("llamaindex", llamaindex_messages, ""), ("adk", adk_events, "")])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
@@ -524,7 +554,8 @@ def test_live_state_reads_every_format(name, messages, policy):
     last = max(i for i, m in enumerate(msgs) if "c2" in json.dumps(m) and m.get("role") != "tool"
                and m.get("type") not in ("function_call_output", "tool") and "observation" not in m
                and m.get("kind") != "ObservationEvent" and m.get("type") != "FunctionExecutionResultMessage"
-               and not any(r in json.dumps(m) for r in ("tool_result", "toolResult", "functionResponse", "tool-return")))
+               and not any(r in json.dumps(m) for r in ("tool_result", "toolResult", "functionResponse", "tool-return",
+                                                        "function_response")))
     call = {"tau2": lambda m: m["tool_calls"][0], "anthropic": lambda m: m["content"][0],
             "responses": lambda m: m, "otel": lambda m: m["parts"][0],
             "openai": lambda m: m["tool_calls"][0], "langchain": lambda m: m["data"]["tool_calls"][0],
@@ -534,6 +565,7 @@ def test_live_state_reads_every_format(name, messages, policy):
             "openhands-v1": lambda m: m["tool_call"], "pydantic-ai": lambda m: m["parts"][0],
             "autogen": lambda m: m["content"][0], "smolagents": lambda m: m["model_output_message"]["tool_calls"][0],
             "llamaindex": lambda m: m["additional_kwargs"]["tool_calls"][0],
+            "adk": lambda m: m["content"]["parts"][0]["function_call"],
             }[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
@@ -562,6 +594,9 @@ NO_TOOLS = {
     "llamaindex": {"id": "a", "messages": [{"role": "user", "additional_kwargs": {}, "blocks": [
         {"block_type": "text", "text": "hi"}]}, {"role": "assistant", "additional_kwargs": {}, "blocks": [
             {"block_type": "text", "text": "hello"}]}]},
+    "adk": {"id": "a", "app_name": "app", "user_id": "u", "events": [
+        {"author": "user", "invocation_id": "e-1", "content": {"role": "user", "parts": [{"text": "hi"}]}},
+        {"author": "bot", "invocation_id": "e-1", "content": {"role": "model", "parts": [{"text": "hello"}]}}]},
 }
 
 

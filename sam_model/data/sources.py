@@ -541,7 +541,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 168: a LlamaIndex ReActAgent's reasoning message (Thought / Action / Action Input / Observation lines, then Answer)
 # is read as its calls and their results, the answer its words (166 read it as words: no call). Histories without
 # such a message, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 168
+# 169: Google ADK sessions (session.model_dump_json(): events of an author and an invocation_id, no role) are the adk
+# reader's: a .json of one, a .jsonl of them or a folder, each session one conversation (168 refused a session as
+# "expected a conversation", and read its events put in {"id", "messages"} as OpenAI messages without a role). Their
+# Gemini contents are read by the gemini reader; a "system" beside the events is the policy. Files of every other
+# format, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 169
 
 
 @dataclass(frozen=True)
@@ -599,7 +604,7 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
             "it nor session stores (Strands Agents' message_<N>.json, OpenHands' events/<N>.json) nor OpenHands V1 "
             "conversations (events/event-NNNNN-ID.json) nor Codex rollouts (rollout-*.jsonl) nor Claude Code session "
             "files (.jsonl) nor OTLP JSON files (OpenTelemetry spans) nor Pydantic AI histories, smolagents "
-            "memories or LlamaIndex chat histories (.json) under it nor OpenHands .json trajectories or AutoGen saved states in it; "
+            "memories, LlamaIndex chat histories or ADK sessions (.json) under it nor OpenHands .json trajectories or AutoGen saved states in it; "
             "give an agent log, a transcript file, an "
             "SGD split folder, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder"))

@@ -657,7 +657,9 @@ def _main(argv: list[str]) -> int:
                                             "save_state() (.json, one conversation) or the folder of them, or a "
                                             "smolagents agent's memory steps (.json: get_full_steps(), one "
                                             "conversation), or a LlamaIndex agent's chat history (.json: "
-                                            "[m.model_dump(mode='json') for m in memory.get_all()], one conversation); a folder "
+                                            "[m.model_dump(mode='json') for m in memory.get_all()], one conversation), or "
+                                            "a Google ADK session (.json: session.model_dump_json(), one "
+                                            "conversation; a .jsonl of them, one a line); a folder "
                                             "holding "
                                             "runs of several of these is read whole, each run by its reader (a .json "
                                             "beside the others is a run when it holds a list of events)")
@@ -683,7 +685,7 @@ def _main(argv: list[str]) -> int:
                              "line's instance_id, else the file's name, or its session's (V1: the conversation's "
                              "folder); Strands: the session; Codex: the session, a fork's the session it was forked "
                              "from; Claude Code: the session, its subagents' with it; a Pydantic AI .json: the "
-                             "file's name; a smolagents memory's or LlamaIndex history's .json: the file's name; an AutoGen save_state() .json: the file's name, a team's assistants "
+                             "file's name; a smolagents memory's or LlamaIndex history's .json: the file's name; an ADK session: its id; an AutoGen save_state() .json: the file's name, a team's assistants "
                              "together); default all")
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sam_model.data.formats import (
+    adk,
     anthropic,
     autogen,
     bedrock,
@@ -137,6 +138,11 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            'one conversation a .json file holding [m.model_dump(mode="json") for m in memory.get_all()], or a folder '
            'of them; or a .jsonl of {"id", "messages": [...]} lines of them',
            llamaindex.to_chat, llamaindex.sniff),
+    Format("adk", "Google Agent Development Kit sessions (google-adk session.model_dump_json(): events of an author "
+           "and a Gemini content, function_call / function_response parts; sub-agents' events the assistant's)",
+           'one session a .json file holding session.model_dump_json() (a "system" field beside its events the '
+           'agent\'s instruction, which the session does not hold), a .jsonl of them, one a line, or a folder of them',
+           adk.to_chat, adk.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
@@ -153,9 +159,10 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # a Pydantic AI message has no role and a kind request or response beside its parts; an AutoGen message no role and a
 # type that names its class (UserMessage, ...), which no other format's type is; a smolagents step no role and its
 # dataclass's keys (step_number with observations, task), its messages the roles tool-call / tool-response; a
-# LlamaIndex message a role beside additional_kwargs, which no other format's message with a role has
+# LlamaIndex message a role beside additional_kwargs, which no other format's message with a role has; an ADK event
+# no role and an author beside an invocation_id, which no other format's has
 _SNIFF_ORDER = ("claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "mini-swe-agent",
-                "pydantic-ai", "autogen", "smolagents", "llamaindex", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
+                "pydantic-ai", "autogen", "smolagents", "llamaindex", "adk", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -175,7 +182,7 @@ def is_log_message(m: Any) -> bool:
         *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m)
         or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m) or claude_stream.is_message(m)
         or codex.is_line(m) or codex_exec.is_event(m) or gemini_cli.is_record(m) or mini_swe_agent.is_message(m)
-        or autogen.is_message(m) or smolagents.is_message(m))
+        or autogen.is_message(m) or smolagents.is_message(m) or adk.is_event(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:
@@ -210,7 +217,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
            "ToolCallRequestEvent, ToolCallExecutionEvent)", "autogen"),
           ("smolagents steps or messages with tool calls (ActionStep tool_calls or code_action, tool-call)",
            "smolagents"),
-          ("LlamaIndex messages with tool_call blocks or tool_call_ids (ChatMessage.model_dump())", "llamaindex"))
+          ("LlamaIndex messages with tool_call blocks or tool_call_ids (ChatMessage.model_dump())", "llamaindex"),
+          ("ADK events with function_call or function_response parts (google-adk sessions)", "adk"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -278,6 +286,10 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
                 llamaindex.is_call_block(b) for b in (m["blocks"] if isinstance(m.get("blocks"), list) else []))
                 or "tool_call_id" in m["additional_kwargs"]):
             found.add(25)
+        parts = m["content"].get("parts") if adk.is_event(m) and isinstance(m.get("content"), Mapping) else None
+        if isinstance(parts, list) and any(isinstance(p, Mapping) and {gemini.camel(str(k)) for k, v in p.items()
+                                           if v is not None} & {"functionCall", "functionResponse"} for p in parts):
+            found.add(26)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]

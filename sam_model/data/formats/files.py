@@ -40,6 +40,7 @@ from typing import Any
 from sam_model.data.advice import Advice
 from sam_model.data.formats import (
     FORMATS,
+    adk,
     anthropic,
     autogen,
     bedrock,
@@ -151,9 +152,12 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     # (it was read as an OpenHands trajectory, "not an OpenHands trajectory")
     contexts = [q for q in candidates if not _holds_list(q) and _first_is(q, llamaindex.is_context)]
     chats = chats or contexts
-    held = {*told, *memories, *chats, *contexts}
+    told.update(chats)
+    # an ADK session's dump (session.model_dump_json(), one a file) likewise: an object, told by its content
+    adk_sessions = [q for q in candidates if q not in told and not _holds_list(q) and _first_is(q, adk.is_session)]
+    held = {*told, *memories, *chats, *contexts, *adk_sessions}
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
-    kinds["pydantic-ai"], kinds["smolagents"], kinds["llamaindex"] = histories, memories, chats
+    kinds["pydantic-ai"], kinds["smolagents"], kinds["llamaindex"], kinds["adk"] = histories, memories, chats, adk_sessions
     saved = [q for q in loose if not _holds_list(q) and _first_is(q, autogen.is_state)]  # save_state(), one a file
     configs = [q for q in loose if saved and not _holds_list(q) and _first_is(q, autogen.is_config)]  # their policy
     loose = [q for q in loose if q not in saved and q not in configs]
@@ -717,7 +721,7 @@ def document_format(doc: Any) -> str | None:
                       ("gemini-cli", gemini_cli.is_header),
                       ("codex-exec", codex_exec.is_event), ("pydantic-ai", pydantic_ai.is_history),
                       ("autogen", autogen.is_state), ("smolagents", smolagents.is_steps),
-                      ("llamaindex", llamaindex.is_history)):
+                      ("llamaindex", llamaindex.is_history), ("adk", adk.is_session)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
@@ -752,7 +756,7 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             "(Strands Agents, OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json), Codex rollouts "
             "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl), OTLP JSON files (an OpenTelemetry "
             "collector's file exporter), OpenHands .json trajectories, AutoGen saved states, smolagents memories, "
-            "LlamaIndex chat histories or Pydantic AI histories (.json, one a conversation); give "
+            "LlamaIndex chat histories, ADK sessions or Pydantic AI histories (.json, one a conversation); give "
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
     _check_forced(folder, found, format)
@@ -797,6 +801,12 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                 yield from _unique(_saved(q, list(documents(q)), name, docs), seen)
                 if on_file is not None:
                     on_file(q)
+        elif kind == "adk":  # a session's dump a file (or its sessions a line each), named by the session's id
+            for q in paths:
+                for doc, where in documents(q):
+                    yield _item(doc, where, seen, format, "", "", alone=True)
+                if on_file is not None:
+                    on_file(q)
         elif kind == "gemini-cli":  # a session file each
             for q in paths:
                 yield from _unique(gemini_cli.conversations([q], documents, episode_id_of), seen)
@@ -821,7 +831,8 @@ _HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
          "pydantic-ai": ("Pydantic AI message history file{s} (.json)", ("pydantic-ai",)),
          "autogen": ("AutoGen saved state file{s} (.json)", ("autogen",)),
          "smolagents": ("smolagents memory file{s} (.json)", ("smolagents",)),
-         "llamaindex": ("LlamaIndex chat history file{s} (.json)", ("llamaindex",))}
+         "llamaindex": ("LlamaIndex chat history file{s} (.json)", ("llamaindex",)),
+         "adk": ("ADK session file{s} (.json)", ("adk",))}
 
 
 def _held(found: dict[str, list[Path]]) -> dict[str, set[Path]]:
@@ -1066,6 +1077,10 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             raise TranscriptFormatError(where, "--format tau1 reads a tau-bench v1 file named {model}-{domain}.json[.gz]"
                                                ", a list of {task_id, trial, traj}; this is not one: drop --format "
                                                "(the content tells) or give the format it is (sam-data formats)")
+        elif adk.is_session(obj) and format in (None, "adk"):  # session.model_dump_json(): its events
+            raw_id = _id(obj, "id", where)
+            conv = Conversation(episode_id_of(raw_id), obj["events"], where, episode_id_of(raw_id), "adk",
+                                adk.policy(obj, where))
         elif bedrock.is_invocation_log(obj):  # its "input" / "output" are no conversation's
             raise TranscriptFormatError(where, bedrock.INVOCATION_LOG)
         elif isinstance(obj, Mapping) and any(k in obj for k in CONVERSATION_KEYS):
@@ -1157,7 +1172,8 @@ def is_transcript_file(path: str | Path) -> bool:
                 or mini_swe_agent.is_trajectory(first)
                 or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc)
                 or gemini_cli.is_header(doc) or headless or pydantic_ai.is_history(doc)
-                or autogen.is_state(doc) or smolagents.is_steps(doc) or llamaindex.is_history(doc))
+                or autogen.is_state(doc) or smolagents.is_steps(doc) or llamaindex.is_history(doc)
+                or adk.is_session(doc))
     except SAMFileError:
         return False
     return False

@@ -1,0 +1,129 @@
+"""Google Agent Development Kit (google-adk) sessions: what ``session.model_dump_json()`` writes.
+
+A session ``{"id", "app_name", "user_id", "state", "events": [...], "last_update_time"}`` (``by_alias=True``: the
+camelCase ``appName``, ``userId``, ``invocationId``, ... of ADK's own REST API; the SQL session services keep each
+event as ``event.model_dump_json(exclude_none=True)``: both read alike) holds the conversation as events ``{"author",
+"invocation_id", "content": {"role", "parts"}, "actions", "partial"?, ...}``. An event's ``content`` is a Gemini
+content, so the events' contents are read by the Gemini reader (:mod:`.gemini`: text, ``function_call`` /
+``function_response`` parts, the one code path), each chat message's source its event. The ``author`` is ``user`` or
+the agent that wrote it: in a multi-agent app (an agent's ``sub_agents``) every agent's events are the assistant's, a
+``transfer_to_agent`` call and its result read as any call (the agent the conversation moved to its argument); a
+function result event is an agent's too, its content's role ``user``. An event without content (a state change
+alone, an agent's end) is counted, not read; so is a ``partial`` event (a streamed chunk: ADK keeps its whole
+response as an event of its own) and an event's ``actions``: its ``state_delta`` and ``artifact_delta`` are the
+app's bookkeeping, no words, and a ``compaction`` summarizes events the session still holds. A rewind
+(``actions.rewind_before_invocation_id``) drops that event and those from the invocation it names on, as ADK's
+``_apply_rewinds`` does before each model call (counted). The session holds no system instruction (it is the
+agent's ``instruction``, kept in code): a ``system`` (or ``system_instruction``) field added beside the events is
+the policy, ``{**session.model_dump(mode="json"), "system": agent.instruction}``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from sam_model.data.formats import gemini
+from sam_model.data.formats.base import Chat, TranscriptFormatError, each
+from sam_model.io import json_type
+
+_CONTENT = re.compile(r"(?<=, )content (\d+)")  # a Gemini reader's error names a content: named by its event
+
+
+def _get(m: Mapping[str, Any], snake: str) -> Any:
+    """A field in ADK's snake_case or its camelCase alias (``by_alias=True``)."""
+    return m[snake] if snake in m else m.get(gemini.camel(snake))
+
+
+def is_event(m: Any) -> bool:
+    """An ADK event: an ``author`` and an ``invocation_id`` (camelCase too), no role. No other format's message holds
+    both."""
+    return (isinstance(m, Mapping) and "role" not in m and isinstance(m.get("author"), str)
+            and ("invocation_id" in m or "invocationId" in m))
+
+
+def is_session(doc: Any) -> bool:
+    """A session's dump: its ``events`` list beside its ``app_name`` and ``user_id`` (camelCase too)."""
+    return (isinstance(doc, Mapping) and isinstance(doc.get("events"), list)
+            and any(k in doc for k in ("app_name", "appName")) and any(k in doc for k in ("user_id", "userId")))
+
+
+def sniff(messages: list[Any]) -> bool:
+    return any(is_event(m) for m in messages)
+
+
+def policy(session: Mapping[str, Any], where: str) -> str:
+    """The policy a session dump was given beside its events: ``system`` (a string), else ``system_instruction``
+    as the Gemini reader reads it."""
+    system = session.get("system")
+    if system is not None and not isinstance(system, str):
+        raise TranscriptFormatError(f"{where}, system", f"is {json_type(system)}, expected the agent's instruction "
+                                                        "(a string)")
+    return system or gemini.policy(session, where)
+
+
+def live(events: list[Any]) -> list[int]:
+    """The indexes of the events a rewind left (ADK's ``_apply_rewinds``): walking back, an event whose actions say
+    ``rewind_before_invocation_id`` X drops itself and every event back to X's first (an X not found: itself)."""
+    first: dict[str, int] = {}
+    for i, e in enumerate(events):
+        inv = _get(e, "invocation_id") if isinstance(e, Mapping) else None
+        if isinstance(inv, str) and inv:
+            first.setdefault(inv, i)
+    kept, i = [], len(events) - 1
+    while i >= 0:
+        e = events[i]
+        actions = _get(e, "actions") if isinstance(e, Mapping) else None
+        rewind = _get(actions, "rewind_before_invocation_id") if isinstance(actions, Mapping) else None
+        if rewind:
+            i = min(i, first.get(rewind, i))
+        else:
+            kept.append(i)
+        i -= 1
+    return kept[::-1]
+
+
+def to_chat(events: list[Any], where: str) -> Chat:
+    """The events' contents read by the Gemini reader, each chat message's source its event."""
+    kept = live(events)
+    rewound = len(events) - len(kept)
+    contents, at = [], []  # the Gemini contents read, and the event each came from
+    ignored: dict[str, int] = {"rewound events": rewound} if rewound else {}
+    for i, e, w in each(events, where, "event"):
+        if i not in kept:
+            continue
+        if _get(e, "partial"):
+            ignored["partial events (streamed chunks)"] = ignored.get("partial events (streamed chunks)", 0) + 1
+            continue
+        content = e.get("content")
+        if content is None:
+            ignored["events without content"] = ignored.get("events without content", 0) + 1
+            continue
+        if not isinstance(content, Mapping):
+            raise TranscriptFormatError(w, f"'content' is {json_type(content)}, expected a Gemini content "
+                                           "{\"role\", \"parts\": [...]}")
+        author = e.get("author")
+        if not isinstance(author, (str, type(None))):
+            raise TranscriptFormatError(w, f"'author' is {json_type(author)}, expected 'user' or the agent's name")
+        role = content.get("role")
+        if role is None and author not in (None, "user"):  # an agent's content written without a role
+            parts = content.get("parts") if isinstance(content.get("parts"), list) else []
+            answers = parts and all(isinstance(p, Mapping) and gemini.part(p, w)[0] == "functionResponse"
+                                    for p in parts)
+            role = "user" if answers else "model"
+        contents.append({**content, "role": role})
+        at.append(i)
+    for key in ("input_transcription", "output_transcription"):  # a live (audio) run's words: no content
+        n = sum(1 for e in events if isinstance(e, Mapping) and _get(e, key) is not None)
+        if n:
+            ignored[key.replace("_", " ") + "s"] = n
+    try:
+        chat = gemini.to_chat(contents, where)
+    except TranscriptFormatError as err:  # named by the event, not by its place among the contents read
+        err.where = _CONTENT.sub(lambda m: f"event {at[int(m.group(1))]}", err.where)
+        err._tell(err.tool)
+        raise
+    chat.sources = [f"event {at[int(s.removeprefix('content '))]}" for s in chat.sources]
+    chat.ignored.update(ignored)
+    return chat
