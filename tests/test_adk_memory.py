@@ -1,46 +1,235 @@
-"""Google ADK against the real package (google-adk; skipped where it is not installed): examples/logs/adk.json is
-the shape a real Runner dumps, its conversation replayed with a scripted model (no network), and the dumps a program
-saves (model_dump_json() with its nulls, exclude_none as the SQL session services store events, by_alias) read alike.
+"""Google ADK: sam_model.integrations.adk's SAMMemoryService, and the adk reader against the real package.
 
-Run here in a side environment: PYTHONPATH=$PWD:$PWD/tests:<the main venv's site-packages> /tmp/venv-adk/bin/python
--m pytest tests/test_adk_memory.py."""
+google-adk is no dependency: where it is not installed, stand-ins of BaseMemoryService, SearchMemoryResponse,
+MemoryEntry and google.genai's Content and Part (as google-adk 2.13 has them) check the adapter's own logic on
+session dumps; where it is installed the same tests run on the real classes, and the last ones run a real Runner with
+a scripted model (no network): examples/logs/adk.json is the shape a real Runner dumps, the dumps a program saves
+(model_dump_json() with its nulls, exclude_none as the SQL session services store events, by_alias) read alike, and
+the service stores and recalls as an agent runs.
+
+Run here with the package in a side environment: PYTHONPATH=$PWD:$PWD/tests:<the main venv's site-packages>
+/tmp/venv-adk/bin/python -m pytest tests/test_adk_memory.py."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+import importlib.util
 import json
+import logging
+import sys
+import types as pytypes
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, Field
 from test_formats import ARGS1, ARGS2, DONE, ERROR, HI, POLICY, SEE, USER, YES, adk_session
 
 from sam_model.data.formats import to_chat
+from sam_model.data.transcripts import iter_transcript_events
+from sam_model.memory import HashingEncoder, ScopedMemory
 
-adk = pytest.importorskip("google.adk", reason="google-adk is not installed (pip install google-adk; run "
-                                               "with its environment, as this module's doc says)")
+MODULE = "sam_model.integrations.adk"
+REAL = importlib.util.find_spec("google.adk") is not None if importlib.util.find_spec("google") else False
+needs_adk = pytest.mark.skipif(not REAL, reason="google-adk is not installed (pip install google-adk; run with its "
+                                                "environment, as this module's doc says)")
 
-from google.adk.agents import LlmAgent  # noqa: E402
-from google.adk.models.base_llm import BaseLlm  # noqa: E402
-from google.adk.models.llm_response import LlmResponse  # noqa: E402
-from google.adk.runners import Runner  # noqa: E402
-from google.adk.sessions import InMemorySessionService  # noqa: E402
-from google.genai import types  # noqa: E402
+
+def _fake_adk() -> dict[str, pytypes.ModuleType]:
+    """google.adk.memory's BaseMemoryService, SearchMemoryResponse and MemoryEntry, and google.genai.types' Content
+    and Part, as google-adk 2.13 writes them (the fields the adapter uses)."""
+    names = ("google.adk", "google.adk.memory", "google.adk.memory.base_memory_service",
+             "google.adk.memory.memory_entry", "google.genai", "google.genai.types")
+    adk, memory, base, entry, genai, gtypes = (pytypes.ModuleType(n) for n in names)
+
+    class Part(BaseModel):
+        text: str | None = None
+
+    class Content(BaseModel):
+        role: str | None = None
+        parts: list[Part] | None = None
+
+    class MemoryEntry(BaseModel):
+        content: Content
+        custom_metadata: dict[str, Any] = Field(default_factory=dict)
+        id: str | None = None
+        author: str | None = None
+        timestamp: str | None = None
+
+    class SearchMemoryResponse(BaseModel):
+        memories: list[MemoryEntry] = Field(default_factory=list)
+
+    class BaseMemoryService(ABC):
+        @abstractmethod
+        async def add_session_to_memory(self, session: Any) -> None: ...
+
+        @abstractmethod
+        async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse: ...
+
+    gtypes.Part, gtypes.Content, genai.types = Part, Content, gtypes
+    entry.MemoryEntry, base.SearchMemoryResponse, base.BaseMemoryService = MemoryEntry, SearchMemoryResponse, BaseMemoryService
+    memory.BaseMemoryService, adk.memory = BaseMemoryService, memory
+    return dict(zip(names, (adk, memory, base, entry, genai, gtypes)))
+
+
+@pytest.fixture
+def adapter(monkeypatch):
+    """sam_model.integrations.adk, over the real google-adk where installed, else over the stand-ins."""
+    if not REAL:
+        for name, module in _fake_adk().items():
+            monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.delitem(sys.modules, MODULE, raising=False)
+    yield importlib.import_module(MODULE)
+    sys.modules.pop(MODULE, None)
+
+
+class Dumped:
+    """A session as the service reads it: its model_dump_json()."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+
+    def model_dump_json(self) -> str:
+        return json.dumps(self.doc)
+
+
+def session(events: int | None = None, **fields: Any) -> Dumped:
+    """The airline session of tests/test_formats.py (its first ``events`` events), without its "system" field."""
+    doc = {k: v for k, v in adk_session().items() if k != "system"}
+    doc["events"] = doc["events"][:events]
+    return Dumped({**doc, **fields})
+
+
+def stored(store: ScopedMemory, **scopes: Any) -> list[tuple[str, str]]:
+    return [(r["kind"], r["memory"]) for r in store.get_all(**scopes, limit=None)["results"]]
+
+
+def imported(doc: dict[str, Any], tmp_path: Path) -> list[tuple[str, str]]:
+    """What sam-data transcripts makes of the same session saved, as (kind, text)."""
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    return [(e["kind"], e["text"]) for e in iter_transcript_events(path)]
+
+
+def test_each_event_is_stored_once_as_the_importer_reads_the_session(adapter, tmp_path):
+    """ADK apps add the whole session after each turn: each add stores what is new, and the scope then holds what
+    sam-data transcripts reads of the session saved (with the agent's instruction as its policy)."""
+    store = ScopedMemory(HashingEncoder(64))
+    service = adapter.SAMMemoryService(store, system=POLICY)
+    for n in (4, 4, 8, 8):  # the first turn, added twice; then the second
+        asyncio.run(service.add_session_to_memory(session(n)))
+    scopes = {"user_id": "ann_lee_123", "agent_id": "airline", "run_id": "conv-1"}
+    assert stored(store, **scopes) == imported(adk_session(), tmp_path)
+    assert len(stored(store, **scopes)) == 8
+    again = adapter.SAMMemoryService(store, system=POLICY)  # a restart: read on after what the scope holds
+    asyncio.run(again.add_session_to_memory(session()))
+    assert len(stored(store, **scopes)) == 8
+    authors = [r["metadata"]["adk_author"] for r in store.get_all(**scopes, limit=None)["results"]]
+    assert authors == ["user", *["airline_agent"] * 3, "user", *["airline_agent"] * 3]
+
+
+def test_search_returns_memory_entries_of_the_user_and_app_only(adapter):
+    """ADK scopes memory by app and user: one user never recalls another's memories, one app never another's."""
+    store = ScopedMemory(HashingEncoder(64))
+    service = adapter.SAMMemoryService(store, k=3)
+    asyncio.run(service.add_session_to_memory(session()))
+    bob = json.loads(json.dumps(adk_session()).replace("ann_lee_123", "bob_9").replace("QX7Z9A", "ZZ1111"))
+    asyncio.run(service.add_session_to_memory(Dumped({**bob, "id": "conv-b", "system": None})))
+    asyncio.run(service.add_session_to_memory(session(id="conv-c", app_name="hotel")))
+    found = asyncio.run(service.search_memory(app_name="airline", user_id="ann_lee_123", query="reservation id"))
+    assert 0 < len(found.memories) <= 3
+    texts = [m.content.parts[0].text for m in found.memories]
+    assert all("ZZ1111" not in t and "bob_9" not in t for t in texts)
+    assert {m.custom_metadata["session"] for m in found.memories} == {"conv-1"}
+    bobs = asyncio.run(service.search_memory(app_name="airline", user_id="bob_9", query="reservation id"))
+    assert bobs.memories and all("QX7Z9A" not in m.content.parts[0].text for m in bobs.memories)
+    assert all(m.custom_metadata["session"] == "conv-b" for m in bobs.memories)
+    hotel = asyncio.run(service.search_memory(app_name="hotel", user_id="ann_lee_123", query="reservation id"))
+    assert {m.custom_metadata["session"] for m in hotel.memories} == {"conv-c"}
+    nobody = asyncio.run(service.search_memory(app_name="airline", user_id="carl", query="reservation id"))
+    assert nobody.memories == []
+    entry = found.memories[0]
+    assert entry.author in ("user", "airline_agent") and entry.timestamp.startswith("2026-")
+    assert entry.content.role == ("user" if entry.author == "user" else "model")
+
+
+def test_search_ranks_by_the_live_state_of_the_session_added_last(adapter):
+    """The ranking state is the live state of the user's session stored last (also after a restart), not an
+    empty one: the same search as ScopedMemory's with that state."""
+    store = ScopedMemory(HashingEncoder(64))
+    service = adapter.SAMMemoryService(store, k=8)
+    asyncio.run(service.add_session_to_memory(session(6)))
+    state = store.live_state("ann_lee_123", "airline", "conv-1")
+    assert state.to_json()["constraints"]  # the cancel call's: not the empty state
+    want = [r["id"] for r in store.search("cancel", state=state, user_id="ann_lee_123", agent_id="airline",
+                                          limit=8)["results"]]
+    for svc in (service, adapter.SAMMemoryService(store, k=8)):
+        got = asyncio.run(svc.search_memory(app_name="airline", user_id="ann_lee_123", query="cancel"))
+        assert [m.id for m in got.memories] == want
+
+
+def test_a_rewound_session_is_read_on_from_where_it_differs(adapter, caplog):
+    store = ScopedMemory(HashingEncoder(64))
+    service = adapter.SAMMemoryService(store)
+    asyncio.run(service.add_session_to_memory(session(5)))  # ... "yes please"
+    doc = session().doc
+    doc["events"][4] = {**doc["events"][4], "content": {"role": "user", "parts": [{"text": "no, keep it"}]}}
+    doc["events"] = doc["events"][:5]
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(service.add_session_to_memory(Dumped(doc)))
+    assert "read on from its chat message 4" in caplog.text
+    assert [t for _, t in stored(store, user_id="ann_lee_123")][-2:] == [YES, "no, keep it"]
+
+
+def test_bad_scopes_and_options_are_refused_in_one_line(adapter):
+    store = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(ValueError, match="k"):
+        adapter.SAMMemoryService(store, k=0)
+    with pytest.raises(TypeError, match="system is list"):
+        adapter.SAMMemoryService(store, system=["be kind"])
+    service = adapter.SAMMemoryService(store)
+    with pytest.raises(ValueError, match="user_id"):
+        asyncio.run(service.add_session_to_memory(session(user_id="a/b")))
+    assert stored(store, user_id="ann_lee_123") == []
+
+
+def test_the_import_says_what_to_install(monkeypatch):
+    """Without google-adk the import fails in one line naming the package (not a traceback into its imports)."""
+    monkeypatch.setitem(sys.modules, "google.adk", None)
+    monkeypatch.setitem(sys.modules, "google.adk.memory", None)
+    monkeypatch.delitem(sys.modules, MODULE, raising=False)
+    with pytest.raises(ImportError, match="pip install google-adk"):
+        importlib.import_module(MODULE)
+    sys.modules.pop(MODULE, None)
+
+
+# ---- the real package ---------------------------------------------------------------------------------------------
+
+if REAL:
+    from google.adk.agents import LlmAgent
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.genai import types
+
+    class Scripted(BaseLlm):
+        """A model that answers from a script, one response a call: a list of parts (a text or a call {"name",
+        "args"}; a call to another agent is transfer_to_agent's), so no network is needed; each request kept."""
+
+        model: str = "scripted"
+        script: list[list[Any]] = []
+        requests: list[Any] = []
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False):
+            self.requests.append(llm_request)
+            parts = [types.Part(text=p) if isinstance(p, str) else types.Part(function_call=types.FunctionCall(**p))
+                     for p in self.script.pop(0)]
+            yield LlmResponse(content=types.Content(role="model", parts=parts))
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "logs" / "adk.json"
-
-
-class Scripted(BaseLlm):
-    """A model that answers from a script, one response a call: a list of parts (a text or a call {"name", "args"};
-    a call to another agent is transfer_to_agent's), so no network is needed."""
-
-    model: str = "scripted"
-    script: list[list[Any]] = []
-
-    async def generate_content_async(self, llm_request: Any, stream: bool = False):
-        parts = [types.Part(text=p) if isinstance(p, str) else types.Part(function_call=types.FunctionCall(**p))
-                 for p in self.script.pop(0)]
-        yield LlmResponse(content=types.Content(role="model", parts=parts))
 
 
 def get_user(user_id: str) -> dict:
@@ -53,23 +242,27 @@ def cancel(reservation_id: str, user_id: str, reason: str, refund: bool, cabin: 
     return {"error": ERROR.removeprefix("Error: ")}
 
 
-async def run(agent: LlmAgent, turns: list[str], app: str = "airline", user: str = "ann_lee_123",
-              runner_kwargs: dict[str, Any] | None = None) -> Any:
-    """The session after running ``turns`` through a Runner of ``agent`` (an in-memory session service)."""
+async def run(agent: Any, turns: list[str], app: str = "airline", user: str = "ann_lee_123",
+              memory: Any = None) -> Any:
+    """The session after running ``turns`` through a Runner of ``agent`` (an in-memory session service), the
+    session added to ``memory`` after each turn, as ADK apps do."""
     sessions = InMemorySessionService()
-    runner = Runner(agent=agent, app_name=app, session_service=sessions, **(runner_kwargs or {}))
-    session = await sessions.create_session(app_name=app, user_id=user)
+    runner = Runner(agent=agent, app_name=app, session_service=sessions, memory_service=memory)
+    made = await sessions.create_session(app_name=app, user_id=user)
     for text in turns:
-        async for _ in runner.run_async(user_id=user, session_id=session.id,
+        async for _ in runner.run_async(user_id=user, session_id=made.id,
                                         new_message=types.Content(role="user", parts=[types.Part(text=text)])):
             pass
-    return await sessions.get_session(app_name=app, user_id=user, session_id=session.id)
+        if memory is not None:
+            await memory.add_session_to_memory(await sessions.get_session(app_name=app, user_id=user,
+                                                                          session_id=made.id))
+    return await sessions.get_session(app_name=app, user_id=user, session_id=made.id)
 
 
-def airline_agent() -> LlmAgent:
+def airline_agent(tools: tuple[Any, ...] = ()) -> Any:
     model = Scripted(script=[[{"name": "get_user", "args": ARGS1}], [SEE], [{"name": "cancel", "args": ARGS2}],
-                             [DONE]])
-    return LlmAgent(name="airline_agent", model=model, instruction=POLICY, tools=[get_user, cancel])
+                             [DONE]], requests=[])
+    return LlmAgent(name="airline_agent", model=model, instruction=POLICY, tools=[get_user, cancel, *tools])
 
 
 def shape(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -81,6 +274,7 @@ def shape(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return [(e["author"], e["content"]["role"], [part(p) for p in e["content"]["parts"]]) for e in events]
 
 
+@needs_adk
 def test_the_example_is_what_a_real_runner_dumps():
     session = asyncio.run(run(airline_agent(), [HI, YES]))
     dumped = json.loads(session.model_dump_json(exclude_none=True))
@@ -96,13 +290,15 @@ def test_the_example_is_what_a_real_runner_dumps():
         assert strip(to_chat(doc["events"])) == want
 
 
+@needs_adk
 def test_a_sub_agent_s_session_reads_every_agent_s_events():
     """A coordinator transferring to a sub-agent (ADK's transfer_to_agent, actions.transfer_to_agent), the sub-agent
     calling its tool and answering: one conversation, the transfer a call like any other."""
-    bookings = LlmAgent(name="bookings", model=Scripted(script=[[{"name": "cancel", "args": ARGS2}], [DONE]]),
+    bookings = LlmAgent(name="bookings", model=Scripted(script=[[{"name": "cancel", "args": ARGS2}], [DONE]],
+                                                        requests=[]),
                         instruction="Cancel bookings.", tools=[cancel])
     coordinator = LlmAgent(name="coordinator", instruction=POLICY, sub_agents=[bookings], model=Scripted(
-        script=[[{"name": "transfer_to_agent", "args": {"agent_name": "bookings"}}]]))
+        script=[[{"name": "transfer_to_agent", "args": {"agent_name": "bookings"}}]], requests=[]))
     session = asyncio.run(run(coordinator, [HI]))
     events = json.loads(session.model_dump_json())["events"]
     assert {e["author"] for e in events} == {"user", "coordinator", "bookings"}
@@ -112,3 +308,65 @@ def test_a_sub_agent_s_session_reads_every_agent_s_events():
         "transfer_to_agent", "cancel"]
     assert [m["role"] for m in chat.messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
     assert chat.messages[-1]["content"] == DONE and chat.messages[-2].get("is_error") is True
+
+
+@needs_adk
+def test_a_real_runner_stores_each_turn_and_preloads_the_users_memories(adapter, tmp_path):
+    """A Runner with the service as its memory_service, the session added after each turn: the scope holds what
+    sam-data transcripts reads of the session saved; the next session's preload_memory tool puts the user's
+    memories in the model's request, and another user's session gets none of them."""
+    from google.adk.tools.preload_memory_tool import PreloadMemoryTool
+
+    store = ScopedMemory(HashingEncoder(64))
+    service = adapter.SAMMemoryService(store, system=POLICY)
+    first = asyncio.run(run(airline_agent(), [HI, YES], memory=service))
+    doc = {**json.loads(first.model_dump_json()), "system": POLICY}
+    assert stored(store, user_id="ann_lee_123", agent_id="airline") == imported(doc, tmp_path)
+    for user, recalled in (("ann_lee_123", True), ("bob_9", False)):
+        agent = LlmAgent(name="airline_agent", model=Scripted(script=[["Hello again."]], requests=[]),
+                         instruction=POLICY, tools=[PreloadMemoryTool()])
+        asyncio.run(run(agent, ["Which reservation was it?"], user=user, memory=service))
+        request = agent.model.requests[0]  # ADK 2.13 puts them in a content; earlier versions in the instruction
+        sent = str(request.config.system_instruction) + "".join(p.text or "" for c in request.contents
+                                                                 for p in c.parts or [])
+        assert ("<PAST_CONVERSATIONS>" in sent and "QX7Z9A" in sent) is recalled, sent[-600:]
+
+
+@needs_adk
+def test_the_readme_snippet_runs_as_written_with_real_adk():
+    """README's Google ADK block (a plain fence: the README's tests run without google-adk) run as written, given the
+    app's ``agent`` (scripted, preload_memory among its tools): the turn is stored, and a second turn's request holds
+    the user's memories."""
+    import ast
+
+    from google.adk.tools import preload_memory
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    start = readme.index("```\nfrom google.adk.runners import Runner\n") + 4
+    code = readme[start:readme.index("```", start)]
+    model = Scripted(script=[[{"name": "get_order", "args": {"order_id": "ORD-5521"}}], ["It shipped to Paris."],
+                             ["Paris."]], requests=[])
+
+    def get_order(order_id: str) -> str:
+        """An order's status."""
+        return f"order {order_id}: shipped to Paris"
+
+    names = {"agent": LlmAgent(name="shop_agent", model=model, instruction="You help shoppers.",
+                               tools=[get_order, preload_memory])}
+    ran = eval(compile(code, "README.md (Google ADK)", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), names)
+    if ran is not None:  # a coroutine: the snippet awaits at its top level, as in a notebook
+        asyncio.run(ran)
+    store = names["memory"].memory
+    said = [r["memory"] for r in store.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+    assert said == ["Where is my last order?", "CALL get_order(order_id=ORD-5521)",
+                    "get_order: order ORD-5521: shipped to Paris", "It shipped to Paris."], said
+    again = types.Content(role="user", parts=[types.Part(text="Which order was it?")])
+    asyncio.run(_drain(names["runner"].run_async(user_id="mia", session_id=names["session"].id, new_message=again)))
+    sent = "".join(p.text or "" for c in model.requests[-1].contents for p in c.parts or [])
+    recalled = sent[sent.index("<PAST_CONVERSATIONS>"):sent.index("</PAST_CONVERSATIONS>")]
+    assert "ORD-5521" in recalled, sent[-800:]
+
+
+async def _drain(events: Any) -> None:
+    async for _ in events:
+        pass

@@ -9,6 +9,8 @@
   step, and ``SAMRecallTool``, a ``Tool`` the agent calls to recall (``pip install smolagents``).
 - :mod:`sam_model.integrations.llamaindex` — ``SAMMemoryBlock``, a memory block of LlamaIndex's ``Memory`` storing the
   agent's history and recalling for its state (``pip install llama-index-core``).
+- :mod:`sam_model.integrations.adk` — ``SAMMemoryService``, Google ADK's ``BaseMemoryService``: each session added
+  stored once as the ``adk`` reader reads it, searched by app and user (``pip install google-adk``).
 - :mod:`sam_model.integrations.fitting` — no framework: a message too long for a memory cut as the importer cuts it,
   for the adapters storing as the agent runs.
 - :mod:`sam_model.integrations.scopes` — no framework: the adapters' scopes checked when made, the filter of a

@@ -1,0 +1,160 @@
+"""SAM in Google's Agent Development Kit: a ``BaseMemoryService`` over ScopedMemory.
+
+    pip install google-adk                 # this module imports it; nothing in the core does
+
+    memory = SAMMemoryService(ScopedMemory(SAMRetriever.from_pretrained("sam-general")), system=INSTRUCTION)
+    runner = Runner(agent=agent, app_name="shop", session_service=sessions, memory_service=memory)
+    # after a turn (an after_agent_callback, or the app's own code):
+    await memory.add_session_to_memory(session)
+    # the agent recalls with ADK's load_memory / preload_memory tools, which call search_memory
+
+What is stored: ``add_session_to_memory(session)`` reads the session's events as a saved session is read (its
+``model_dump_json()``, with the ``adk`` log reader, sam_model.data.formats.adk: the one code path) and adds to
+ScopedMemory the chat messages read past those stored of that session before. ADK apps call it after each turn with
+the whole session, so each event is stored once, however often the session is added; a session whose events no
+longer begin with those stored (a rewind) is read on from its first chat message that differs, said in a warning
+(what was stored stays). Each add's memories say their session and which of its chat messages they are (metadata
+SESSION, FROM, TO), so a service made anew (a restart, a service each request) reads on after them; and who said
+them (AUTHOR: ``user`` or the agent, an add a run of one author's messages) and when (TIMESTAMP: its first event's
+time), which the entries a search returns carry. ``system``: the agent's instruction, which the session does not
+hold, read as the policy of each session (as the reader reads a dump's ``system`` field). A text longer than a memory
+holds is stored cut as ``sam-data transcripts --result-limit 90000`` cuts it, with a warning.
+
+Scopes: ``user_id`` the session's user, ``agent_id`` its ``app_name``, ``run_id`` its id: ADK scopes memory by app and
+user, so a search (``search_memory(app_name, user_id, query)``) reads only that user's memories of that app, every
+session of them, never another user's or another app's. What is recalled: the ``k`` best (default 5) as
+``MemoryEntry`` items, best first, ranked by the live state of the user's session added last (the agent's current
+task state; ScopedMemory.live_state) and the query's words. Store calls run in a worker thread (``asyncio.to_thread``),
+so the agent's event loop is not blocked by an encoder's forward pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from datetime import datetime, timezone
+from typing import Any
+
+try:
+    from google.adk.memory import BaseMemoryService
+    from google.adk.memory.base_memory_service import SearchMemoryResponse
+    from google.adk.memory.memory_entry import MemoryEntry
+    from google.genai import types
+except ImportError as exc:  # an optional integration: said in one line, not a traceback into google-adk's imports
+    raise ImportError(f"sam_model.integrations.adk needs google-adk ({exc}): pip install google-adk, or use "
+                      "ScopedMemory directly") from None
+
+from sam_model.data.formats.adk import to_chat
+from sam_model.integrations.fitting import cut_as_importer
+from sam_model.integrations.scopes import fixed_scopes
+from sam_model.limits import check_k
+from sam_model.memory import ScopedMemory
+
+log = logging.getLogger(__name__)
+
+# each add's memories: their session, which of its chat messages they are ([from, to)), who said them and when
+SESSION, FROM, TO, AUTHOR, TIMESTAMP = "adk_session", "adk_from", "adk_to", "adk_author", "adk_timestamp"
+Key = tuple[str, str, str]  # (app_name, user_id, session id)
+
+
+def _scopes(app_name: Any, user_id: Any, session_id: Any = None) -> dict[str, str | None]:
+    """ADK's scope as ScopedMemory's, checked (a bad one refused in one line naming it)."""
+    return fixed_scopes("SAMMemoryService", user_id, app_name, session_id)
+
+
+class SAMMemoryService(BaseMemoryService):
+    """An ADK memory service over a ScopedMemory (see the module doc)."""
+
+    def __init__(self, memory: ScopedMemory, *, k: int = 5, system: str | None = None) -> None:
+        if system is not None and not isinstance(system, str):
+            raise TypeError(f"SAMMemoryService: system is {type(system).__name__}, expected the agent's instruction "
+                            "(a string) or None")
+        self.memory, self.k, self.system = memory, check_k(k), system
+        self._stored: dict[Key, list[dict[str, Any]]] = {}  # each session's chat messages stored
+        self._last: dict[tuple[str, str], str] = {}  # (app, user) -> the session added last: its state ranks
+        self._lock = threading.Lock()
+
+    async def add_session_to_memory(self, session: Any) -> None:
+        """Store the session's chat messages past those stored before (the module doc)."""
+        dump = json.loads(session.model_dump_json())  # through JSON, as a saved session is read
+        await asyncio.to_thread(self.store, dump)
+
+    def store(self, dump: dict[str, Any]) -> int:
+        """Store a session's dump (``json.loads(session.model_dump_json())``) past what was stored of it; returns
+        how many chat messages were added."""
+        app, user, sid = dump.get("app_name", dump.get("appName")), dump.get("user_id", dump.get("userId")), dump.get("id")
+        scopes = _scopes(app, user, sid)
+        events = dump.get("events") or []
+        chat = to_chat(events, f"session {sid}")
+        messages, sources = chat.messages, chat.sources
+        if self.system:
+            messages, sources = [{"role": "system", "content": self.system}, *messages], ["policy", *sources]
+        with self._lock:
+            key = (app, user, sid)
+            stored = self._stored[key] if key in self._stored else self._resume(scopes, messages)
+            same = next((i for i, (a, b) in enumerate(zip(stored, messages)) if a != b), min(len(stored),
+                                                                                          len(messages)))
+            if same < len(stored):
+                log.warning("SAMMemoryService: session %s no longer begins with the %d chat messages stored (a "
+                            "rewind?): read on from its chat message %d, the first that differs", sid, len(stored),
+                            same)
+            tools = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
+            start = same
+            for end in range(same + 1, len(messages) + 1):  # an add a run of one author's messages
+                if end < len(messages) and self._said(events, sources, end)[0] == self._said(events, sources, start)[0]:
+                    continue
+                author, when = self._said(events, sources, start)
+                span = {SESSION: sid, FROM: start, TO: end, **({AUTHOR: author} if author else {}),
+                        **({TIMESTAMP: when} if when is not None else {})}
+                self.memory.add([cut_as_importer(messages[i], sources[i], log, tools.get(messages[i].get(
+                    "tool_call_id"))) for i in range(start, end)], **scopes, metadata=span)
+                start = end
+            self._stored[key] = messages
+            self._last[(app, user)] = sid
+        return len(messages) - same
+
+    @staticmethod
+    def _said(events: list[Any], sources: list[str], i: int) -> tuple[str | None, float | None]:
+        """Who said chat message ``i`` (its event's author; a tool's result is its agent's) and when."""
+        if not sources[i].startswith("event "):
+            return None, None  # the policy
+        event = events[int(sources[i].removeprefix("event "))]
+        when = event.get("timestamp")
+        return event.get("author"), when if isinstance(when, (int, float)) else None
+
+    def _resume(self, scopes: dict[str, str | None], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The chat messages of a session stored before this service saw it (its memories' TO): a service made
+        anew read the session from its start, and stored it again."""
+        found = self.memory.get_all(**scopes, limit=None)["results"]
+        to = max((r["metadata"][TO] for r in found if isinstance(r["metadata"].get(TO), int)), default=0)
+        return messages[:to]
+
+    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> Any:
+        """The user's ``k`` best memories of the app, as ``MemoryEntry`` items, best first (the module doc)."""
+        return await asyncio.to_thread(self.search, app_name, user_id, query)
+
+    def search(self, app_name: str, user_id: str, query: str) -> Any:
+        scopes = _scopes(app_name, user_id)
+        with self._lock:
+            last = self._last.get((app_name, user_id))
+        if last is None:  # a service made anew: the session stored last (get_all lists in write order)
+            found = self.memory.get_all(**scopes, limit=None)["results"]
+            last = found[-1]["run_id"] if found else None
+        state = self.memory.live_state(user_id, app_name, last) if last is not None else None
+        hits = self.memory.search(query, state=state, limit=self.k, **scopes)["results"]
+        return SearchMemoryResponse(memories=[_entry(hit) for hit in hits])
+
+
+def _entry(hit: dict[str, Any]) -> Any:
+    """A search result as ADK's MemoryEntry: its words a text part, the user's in a user content, the agent's
+    (its words, calls and their results) in a model content; its author and time the add's."""
+    meta = hit.get("metadata") or {}
+    author = meta.get(AUTHOR)
+    when = meta.get(TIMESTAMP)
+    stamp = datetime.fromtimestamp(when, tz=timezone.utc).isoformat() if isinstance(when, (int, float)) else None
+    role = "user" if hit.get("kind") == "user" else "model"
+    return MemoryEntry(id=hit["id"], content=types.Content(role=role, parts=[types.Part(text=hit["memory"])]),
+                       author=author if isinstance(author, str) else None, timestamp=stamp,
+                       custom_metadata={"score": hit.get("score"), "session": meta.get(SESSION), "step": hit.get("step")})
