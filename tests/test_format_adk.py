@@ -160,3 +160,16 @@ def test_an_event_without_role_is_its_author_s():
               {"author": "bot", "invocation_id": "e", "content": {"parts": [
                   {"function_response": {"id": "1", "name": "get_user", "response": {"ok": True}}}]}}]
     assert [m["role"] for m in to_chat(events).messages] == ["user", "assistant", "tool"]
+
+
+def test_a_session_s_events_added_whole_after_each_turn_are_stored_once():
+    """ScopedMemory.add given a session's events whole after each turn (as an app without the adapter would add
+    session.events): the event ids ADK writes once tell the earlier turns sent again (stored again before: 12
+    memories for 8)."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    memory = ScopedMemory(HashingEncoder(32))
+    for n in (4, 8, 8):
+        out = memory.add(adk_events()[:n], user_id="ann")
+    assert len(memory.get_all(user_id="ann")["results"]) == 8
+    assert "Google ADK messages (told by their event ids), sent again" in out["notes"][0]["reason"]

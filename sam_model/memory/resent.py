@@ -61,7 +61,7 @@ from sam_model.data.formats import detect, llamaindex
 from sam_model.data.formats.langchain_messages import unwrap
 from sam_model.memory.live import digest
 
-FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents", "llamaindex", "openai", "anthropic", "langchain")
+FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents", "llamaindex", "openai", "anthropic", "langchain", "adk")
 KEPT = 8  # adds a scope keeps the key of (:func:`kept`): a run made at once with another adds soon after it
 TAIL = 256  # messages of the last add of a TAILED format a scope keeps the digest of, one each (:func:`compacted`)
 TAILED = ("pydantic-ai", "llamaindex")  # the formats whose last add's TAIL a scope keeps, for :func:`compacted`
@@ -73,7 +73,8 @@ NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
          "llamaindex": ("LlamaIndex", "told by their call ids"),
          "openai": ("OpenAI chat", "told by their tool call ids"),
          "anthropic": ("Anthropic", "told by their tool_use ids"),
-         "langchain": ("LangChain", "told by their message or tool call ids")}
+         "langchain": ("LangChain", "told by their message or tool call ids"),
+         "adk": ("Google ADK", "told by their event ids")}
 
 
 def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
@@ -441,8 +442,14 @@ def _langchain_once(m: Mapping[str, Any]) -> bool:
         isinstance(c, Mapping) and _id(c.get("id"), c.get("name")) for c in (calls if isinstance(calls, list) else ()))
 
 
+def _adk_once(m: Mapping[str, Any]) -> bool:
+    """Whether a Google ADK event holds its own ``id`` (a uuid ADK gives each event): a session's events added whole
+    after each turn stored the earlier turns again."""
+    return _id(m.get("id"), None)
+
+
 # the formats whose messages each tell alone whether they hold an id written once (:func:`_once`)
-_CALL_IDS = {"openai": _openai_once, "anthropic": _anthropic_once, "langchain": _langchain_once}
+_CALL_IDS = {"openai": _openai_once, "anthropic": _anthropic_once, "langchain": _langchain_once, "adk": _adk_once}
 
 
 def _digest(items: Sequence[Any]) -> str | None:
