@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_formats import ERROR, TAU, needs_tau, smolagents_steps
 
-from sam_model.data.formats import TranscriptFormatError, detect, to_chat
+from sam_model.data.formats import TranscriptFormatError, detect, smolagents_code, to_chat
 from sam_model.data.formats.smolagents import step_kind
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
 
@@ -601,6 +601,57 @@ def test_a_tool_called_in_a_loop_over_a_literal_list_is_read_once_per_item(code,
              code_step(1, code, "Execution logs:\nok\nLast output from code snippet:\nNone")]
     calls = [c["function"]["arguments"] for m in to_chat(steps).messages for c in m.get("tool_calls") or []]
     assert calls == expected
+
+
+def loop_calls(code: str) -> tuple[list[dict], dict]:
+    """The arguments of the tool calls one CodeAgent step's code reads as, and what the reading counted."""
+    steps = [{"system_prompt": PROMPT}, {"task": "cancel AB12CD and EF34GH", "task_images": None},
+             code_step(1, code, "Execution logs:\nok\nLast output from code snippet:\nNone")]
+    chat = to_chat(steps)
+    return [c["function"]["arguments"] for m in chat.messages for c in m.get("tool_calls") or []], dict(chat.ignored)
+
+
+@pytest.mark.parametrize("code, expected", [
+    ('for i in range(3):\n    get_user(i)', [{"user_id": 0}, {"user_id": 1}, {"user_id": 2}]),
+    ('n = 5\nfor i in range(1, n, 2):\n    get_user(user_id=i)', [{"user_id": 1}, {"user_id": 3}]),
+    ('for i in range(3, 0, -2):\n    get_user(i)', [{"user_id": 3}, {"user_id": 1}]),
+    ('for i, rid in enumerate(["AB12CD", "EF34GH"]):\n    cancel(rid, "ann", i)',
+     [{"reservation_id": "AB12CD", "user_id": "ann", "reason": 0},
+      {"reservation_id": "EF34GH", "user_id": "ann", "reason": 1}]),
+    ('ids = ["AB12CD", "EF34GH"]\nfor n, rid in enumerate(ids, start=1):\n    cancel(rid, "ann", n)',
+     [{"reservation_id": "AB12CD", "user_id": "ann", "reason": 1},
+      {"reservation_id": "EF34GH", "user_id": "ann", "reason": 2}]),
+    ('for rid, why in zip(["AB12CD", "EF34GH", "XX"], ("moved", "ill")):\n    cancel(rid, "ann", why)',
+     [{"reservation_id": "AB12CD", "user_id": "ann", "reason": "moved"},
+      {"reservation_id": "EF34GH", "user_id": "ann", "reason": "ill"}]),
+    ('for i, (rid, why) in enumerate(zip(["AB12CD"], ["moved"])):\n    cancel(rid, i, why)',
+     [{"reservation_id": "AB12CD", "user_id": 0, "reason": "moved"}]),
+    # no pass: the tool never called, the code is the python_interpreter call smolagents records
+    ('for i in range(0):\n    get_user(i)', [{"code": 'for i in range(0):\n    get_user(i)'}]),
+    # what Python would not run as written, or a range the code took, or bounds not said: read once, as before
+    ('for rid, why in zip(["AB12CD", "EF34GH"], ["moved"], strict=True):\n    cancel(rid, "ann", why)',
+     [{"user_id": "ann"}]),
+    ('for i in range(1, 3, 0):\n    get_user(i)', [{}]),
+    ('range = lambda n: [7]\nfor i in range(3):\n    get_user(i)', [{}]),
+    ('for i in range(len(get_user("a"))):\n    get_user(i)', [{"user_id": "a"}, {}]),
+    ('for i, rid in enumerate(["AB12CD"]):\n    get_user(rid)\n    break', [{}]),
+    ('n = 2\nfor i in range(n):\n    get_user(i)\n    n = 9', [{}]),
+])
+def test_a_tool_called_in_a_loop_over_range_enumerate_or_zip_is_read_once_per_pass(code, expected):
+    """for i, rid in enumerate(ids) / range(3) / zip(a, b), the values literals: the loop was read once, its
+    variables unknown, so the values written in the code labelled one call made with none of them."""
+    assert loop_calls(code)[0] == expected
+
+
+def test_a_loop_of_more_passes_than_the_cap_is_read_once_and_counted():
+    """Over 100 passes (range(10**12) never listed) the loop is read once, its variable unknown, and counted
+    as such; at 100 each pass is read."""
+    calls, ignored = loop_calls("for i in range(1000000000000):\n    get_user(i)")
+    assert calls == [{}] and ignored[smolagents_code.LONG] == 1 and ignored["code argument computed at run time"] == 1
+    calls, ignored = loop_calls(f"for i in range({smolagents_code.PASSES}):\n    get_user(i)")
+    assert calls == [{"user_id": i} for i in range(smolagents_code.PASSES)] and smolagents_code.LONG not in ignored
+    calls, ignored = loop_calls("for i, x in enumerate(range(500)):\n    get_user(x)")
+    assert calls == [{}] and ignored[smolagents_code.LONG] == 1
 
 
 def test_loops_read_pass_by_pass_inside_each_other_walk_each_loop_once(monkeypatch):

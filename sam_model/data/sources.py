@@ -546,7 +546,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # "expected a conversation", and read its events put in {"id", "messages"} as OpenAI messages without a role). Their
 # Gemini contents are read by the gemini reader; a "system" beside the events is the policy. Files of every other
 # format, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 169
+# 170: a smolagents CodeAgent's for loop over range() of integer literals, or enumerate() or zip() of literal lists
+# (or of range()), is read pass by pass as 163 reads a literal list's, its target a name or nested tuples of names (read
+# once, its variables unknown); a loop of over 100 passes (or past 1000 in a step) is still read once, now counted
+# ("loop read once, over 100 passes or 1000 in a step"). examples/logs, the walkthrough's memories and
+# tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 170
 
 
 @dataclass(frozen=True)

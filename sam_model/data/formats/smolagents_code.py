@@ -7,8 +7,9 @@ as a tool call, its arguments by keyword (a positional one named from the tool's
 system prompt, else ``arg1``, ``arg2``, ...). Only values written in the code are read: a literal (``"QX7Z9A"``,
 ``120.5``, ``["a", "b"]``), or a name bound to a literal by an earlier plain assignment (``rid = "QX7Z9A"``, in this
 step or an earlier one: the executor keeps its variables across steps) where that binding surely holds when the
-call runs (not a loop variable, but for a loop over a literal list, read pass by pass with its item; not a
-branch's binding, a parameter, a name bound again otherwise). An argument
+call runs (not a loop variable, but for a loop over a literal list, ``range``, ``enumerate`` or ``zip`` of literals,
+read pass by pass with its item, up to 100 passes; not a branch's binding, a parameter, a name bound again
+otherwise). An argument
 computed at run time (a variable holding an earlier tool's output, ``user["id"]``, an f-string, another call) holds
 a value the log never shows: it is left out of the call and counted, never guessed. A tool call inside a function
 the code defines runs where the function is called, so it is read there, once per call, the parameters the call
@@ -21,6 +22,7 @@ import ast
 import builtins
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,12 +30,14 @@ FINAL = "final_answer"  # smolagents' tool that ends a run: its argument is the 
 INTERPRETER = "python_interpreter"  # the one call a CodeAgent step records: the code as its argument
 NOT_LITERAL = "code argument computed at run time"
 NOT_RUN = "tool call in a function not traced"  # the code's own function passed as a value, or calling itself
-PASSES = 100  # the passes of a loop over a literal list read one by one (a longer list: the loop read once)
+PASSES = 100  # the passes of a loop over a literal list, range, ... read one by one (a longer one: read once)
 RUNS, DEPTH = 1000, 50  # the function calls one step's code is read through (each function calling the last twice
 # is 2**N), and how deep in each other (Python's own stack is the limit of a deeper chain)
+LONG = f"loop read once, over {PASSES} passes or {RUNS} in a step"  # counted: its calls' loop variable unknown
 # a tool as a CodeAgent's system prompt lists it: "def get_user(user_id: string) -> object:"
 _DEF = re.compile(r"^def ([A-Za-z_]\w*)\(([^)]*)\)\s*->", re.MULTILINE)
 _MISSING = object()
+_ITERATORS = ("range", "enumerate", "zip")  # the builtins whose passes a for loop over them is read by
 _TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()  # except* (Python 3.11)
 
 
@@ -122,6 +126,8 @@ class Calls:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             self.bound.pop(node.id, None)
             self.functions.pop(node.id, None)
+            if node.id in _ITERATORS:  # range = ...: no longer the builtin a loop's passes are read by
+                self.defined.add(node.id)
         elif isinstance(node, ast.Name) and node.id in self.functions:  # passed as a value (map(f, ...)): its calls
             self.ignored[NOT_RUN] += self._tool_calls(self.functions[node.id])  # run where, how often, is unknown
         elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name) and not isinstance(
@@ -255,29 +261,60 @@ class Calls:
         return self._walked[key]
 
     def _unrolled(self, node: ast.For) -> list[dict[str, Any]] | None:
-        """The names each pass of a for loop over a literal list or tuple binds (``for uid in ["u1", "u2"]:``, or
-        over a name bound to one), its target a name or a tuple of names each item fills: the loop runs its body
-        once per item, in order. None where the passes cannot be told so, and the loop is read once, its variable
-        unknown (:meth:`_branches`): another iterable, a body that may stop or skip a pass (``break``,
-        ``continue``, ``return``, ``raise``, ``final_answer``) or changes the list it goes through, an ``else``,
-        more than :data:`PASSES` items."""
+        """The names each pass of a for loop binds, where the code says what it goes through (:meth:`_items`: a
+        literal list or tuple, a name bound to one, ``range``, ``enumerate`` or ``zip`` of those), its target a name
+        or a tuple of names each item fills: the loop runs its body once per item, in order. None where the passes
+        cannot be told so, and the loop is read once, its variable unknown (:meth:`_branches`): another iterable, a
+        body that may stop or skip a pass (``break``, ``continue``, ``return``, ``raise``, ``final_answer``) or
+        changes a name the iterable reads, an ``else``, more than :data:`PASSES` items (counted, :data:`LONG`)."""
         if node.orelse or self._walk("stops", node):
             return None
-        items = self._literal(node.iter)
-        if not isinstance(items, (list, tuple)) or len(items) > PASSES or self._runs + len(items) > RUNS or (
-                isinstance(node.iter, ast.Name) and node.iter.id in self._walk("stored", node)):
+        read = {n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)}
+        items = None if read & self._walk("stored", node) else self._items(node.iter)
+        if items is None:
             return None
-        if isinstance(node.target, ast.Name):
-            return [{node.target.id: item} for item in items]
-        names = [t.id for t in node.target.elts if isinstance(t, ast.Name)] \
-            if isinstance(node.target, (ast.Tuple, ast.List)) else []
-        if not names or len(names) != len(node.target.elts) or len(set(names)) != len(names) or any(
-                not isinstance(item, (list, tuple)) or len(item) != len(names) for item in items):
+        if len(items) > PASSES or self._runs + len(items) > RUNS:
+            self.ignored[LONG] += 1
             return None
-        return [dict(zip(names, item)) for item in items]
+        passes = [_bind(node.target, item) for item in items]
+        return None if None in passes else passes
+
+    def _items(self, expr: ast.expr) -> Sequence[Any] | None:
+        """What a for loop over ``expr`` goes through, where the code says it: a literal list or tuple (or a name
+        bound to one; a set's order is Python's hash's), ``range`` of integers, ``enumerate`` or ``zip`` of such
+        (the builtins, not a name the code or the agent's tools took). At most :data:`PASSES` + 1 items: a longer
+        one is read once, and ``range(10**12)`` is never listed. None when unknown."""
+        value = self._literal(expr)
+        if isinstance(value, (list, tuple)):
+            return value
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in _ITERATORS) or (
+                self._taken(expr.func.id) or any(isinstance(a, ast.Starred) for a in expr.args)):
+            return None
+        name, keywords = expr.func.id, {k.arg: self._literal(k.value) for k in expr.keywords}
+        if name == "range":
+            bounds = [self._literal(a) for a in expr.args]
+            if keywords or not 1 <= len(bounds) <= 3 or any(type(b) is not int for b in bounds) or bounds[2:] == [0]:
+                return None  # range(1, 10, 0) raises
+            return range(*bounds)[:PASSES + 1]
+        if name == "enumerate":
+            start = self._literal(expr.args[1]) if len(expr.args) == 2 else keywords.pop("start", 0)
+            inner = self._items(expr.args[0]) if 1 <= len(expr.args) <= 2 else None
+            if inner is None or keywords or type(start) is not int:
+                return None
+            return [(start + i, item) for i, item in enumerate(inner)]
+        inners = [self._items(a) for a in expr.args]
+        strict = keywords.pop("strict", False)
+        if keywords or strict not in (True, False) or any(i is None for i in inners) or (
+                strict and len({len(i) for i in inners}) > 1):
+            return None  # zip(a, b, strict=True) of lengths unlike raises
+        return list(zip(*inners))
+
+    def _taken(self, name: str) -> bool:
+        """Whether ``name`` is no longer Python's builtin: the code bound, defined or imported it, or it is a tool."""
+        return name in self.bound or name in self.functions or name in self.defined or name in self.params
 
     def _passes(self, node: ast.For, passes: list[dict[str, Any]]) -> None:
-        """A for loop over a literal list, each pass read in turn with its item bound (:meth:`_unrolled`): a tool
+        """A for loop whose items the code says, each pass read in turn with its item bound (:meth:`_unrolled`): a tool
         called in it is read once per item, with that item (it had been read once, its argument unknown). What a
         pass binds is known to the next, as the passes run one after another; after the loop its variable holds
         the last item, as in Python."""
@@ -338,6 +375,23 @@ class Calls:
 
 def answered(answer: Any) -> bool:
     return answer is not _MISSING
+
+
+def _bind(target: ast.expr, item: Any) -> dict[str, Any] | None:
+    """The names a for loop's target binds to one item, as Python unpacks it (``for i, (rid, why) in ...``): None
+    where the target is no name nor tuple of names (``for ids[0] in``, ``*rest``) or the item does not fill it."""
+    if isinstance(target, ast.Name):
+        return {target.id: item}
+    if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(item, (list, tuple)) or len(item) != len(
+            target.elts):
+        return None
+    names: dict[str, Any] = {}
+    for t, part in zip(target.elts, item):
+        bound = _bind(t, part)
+        if bound is None:
+            return None
+        names.update(bound)
+    return names
 
 
 def _escaping(node: ast.AST) -> set[str]:
