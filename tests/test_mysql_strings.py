@@ -157,3 +157,51 @@ def test_a_plpgsql_name_compared_to_a_camelcase_name_labels_no_schema_listing():
     decision = events[3]
     assert decision["meta"]["needed"] == {"database": ["app_pg"]}  # 40: a small number, traced by no rule
     assert decision["useful_memory_steps"] == [0]
+
+
+@pytest.mark.parametrize("query, literals", [
+    # a value written before its column beside a camelCase value ("iPhone" reads as PostgreSQL's "userId" may): read
+    # as names, no literal, unless the query shows MySQL outside its strings (a backtick, LIMIT's offset before a
+    # comma, MySQL's own functions, REGEXP, <=>, ON DUPLICATE KEY): then both strings
+    ('SELECT * FROM `products` WHERE "Apple" = brand AND name = "iPhone"', ["Apple", "iPhone"]),
+    ('SELECT * FROM products WHERE "Apple" = brand AND name IN ("iPhone", "iPad") LIMIT 0, 10',
+     ["Apple", "iPhone", "iPad"]),
+    ('SELECT GROUP_CONCAT(sku) FROM products WHERE "Apple" = brand AND name = "iPhone"', ["Apple", "iPhone"]),
+    ("SELECT * FROM products WHERE \"Apple\" = brand AND name = \"iPhone\" AND sku REGEXP '^A'", ["Apple", "iPhone", "^A"]),
+    ('SELECT * FROM products WHERE "Apple" = brand AND name <=> "iPhone"', ["Apple", "iPhone"]),
+    ('INSERT INTO stock (brand, qty) SELECT brand, 1 FROM products WHERE "Apple" = brand AND name = "iPhone" '
+     'ON DUPLICATE KEY UPDATE qty = qty + 1', [1, "Apple", "iPhone", 1]),
+])
+def test_a_camelcase_value_reads_as_a_mysql_string_where_the_query_shows_mysql(query, literals):
+    """A camelCase token where a value stands ("iPhone") is no evidence of MySQL's double-quoted strings (it may be a
+    PostgreSQL name, id = "userId"), so a query writing a value before its column and only such values read every
+    double-quoted token as a name: the product the user named was no literal. What PostgreSQL cannot write tells."""
+    assert sql_literals(query) == literals
+
+
+@pytest.mark.parametrize("query", [
+    # no sign of MySQL: names, as before (PL/pgSQL's column compared to a parameter, a camelCase name to a column)
+    'SELECT * FROM products WHERE "Apple" = brand AND name = "iPhone"',
+    'SELECT id FROM users WHERE "Email" = email AND id = "userId" LIMIT 5',
+    # PostgreSQL 16's date_add, a backtick or a MySQL function inside a string: no sign
+    'SELECT id FROM users WHERE "Email" = email AND id = "userId" AND date_add(now(), interval) > created_at',
+    "SELECT id FROM users WHERE \"Email\" = email AND id = \"userId\" AND note = '`ifnull(x)` limit 1, 2'",
+    # a PostgreSQL sign beside a MySQL one: PostgreSQL's names, as PostgreSQL runs it
+    'SELECT * FROM products WHERE "Apple" = brand AND name = "iPhone" AND id = $1 LIMIT 10, 20',
+])
+def test_a_camelcase_name_stays_a_name_without_a_sign_of_mysql(query):
+    assert not {"Apple", "iPhone", "Email", "userId", "ifnull"} & set(sql_literals(query) or [])
+
+
+def test_a_camelcase_product_in_a_mysql_query_is_traced_to_the_user():
+    """The user names the iPhone; the agent's MySQL query (backticks) writes it in double quotes beside "Apple" =
+    brand: until conversion 170 both were names, and the query's label held nothing the user said."""
+    events = convert([
+        {"role": "user", "content": "how many Apple iPhone units are left? db is shop_mysql"},
+        sql("m0", "SHOW TABLES", "shop_mysql"),
+        {"role": "tool", "tool_call_id": "m0", "content": "Tables_in_shop_mysql\nproducts"},
+        sql("m1", 'SELECT qty FROM `products` WHERE "Apple" = brand AND name = "iPhone"', "shop_mysql"),
+    ])
+    decision = next(e for e in events if "query" in e.get("meta", {}).get("needed", {}))
+    assert decision["meta"]["needed"] == {"query": ["apple", "iphone"], "database": ["shop_mysql"]}
+    assert decision["useful_memory_steps"] == [0]

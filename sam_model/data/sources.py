@@ -551,7 +551,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # once, its variables unknown); a loop of over 100 passes (or past 1000 in a step) is still read once, now counted
 # ("loop read once, over 100 passes or 1000 in a step"). examples/logs, the walkthrough's memories and
 # tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 170
+# 171: a SQL query that shows MySQL outside its strings (a backtick, LIMIT 0, 10, <=>, REGEXP, ON DUPLICATE KEY,
+# INSERT IGNORE, IFNULL(, GROUP_CONCAT(, ...) and writes a value before its column reads its double-quoted tokens as
+# strings though its only other such value is camelCase ("Apple" = brand AND name = "iPhone": 159 to 169 read both as
+# names); a PostgreSQL sign still reads them as names. examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 171
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ quotes a name so in such a place (:func:`_quoting`: ``WHERE "createdAt" > "updat
 a bare column it is a string where no name is shaped as it (``WHERE "alice@x.com" = email``, MySQL's comparison the
 other way round), and one shaped as a name (``"Alice" = name``, PL/pgSQL's ``"Email" = email``) is a string only in a
 query that writes a string in double quotes where only a value stands (``AND city = "Paris"``, an IN list's
-``IN ("Paris", "Lyon")``; not a camelCase name, ``id = "userId"``), else a name; a query that shows PostgreSQL (a
+``IN ("Paris", "Lyon")``; not a camelCase name, ``id = "userId"``) or that shows MySQL outside its strings (a
+backtick, ``LIMIT 0, 10``, ``IFNULL(``, ...: :data:`_MYSQL`), else a name; a query that shows PostgreSQL (a
 ``::`` cast, a ``$1`` parameter, ILIKE, a dollar-quoted body, an ``E''`` string; not RETURNING, which SQLite
 and MariaDB write too) reads every
 double-quoted token as a name, as PostgreSQL does (:func:`_quoting`). A ``LIKE`` /
@@ -286,6 +287,15 @@ _LIST_NEXT = re.compile(r"\s*,\s*")
 _POSTGRES = re.compile(r"::|(?<![\w$])\$(?:\d|(?:[A-Za-z_]\w*)?\$)|\bilike\b|(?<![\w$])[eE]$", re.IGNORECASE)
 
 
+# what PostgreSQL cannot write and MySQL does (SQLite too, which reads a double-quoted token no column is named as a
+# string), outside strings and quotes: a backtick-quoted name, <=>, REGEXP / RLIKE, LIMIT's offset before a comma,
+# ON DUPLICATE KEY, INSERT IGNORE, MySQL's own functions (IFNULL, GROUP_CONCAT, DATE_FORMAT, ...; not DATE_ADD,
+# which PostgreSQL 16 has)
+_MYSQL = re.compile(r"`|<=>|\b(?:regexp|rlike|straight_join|sql_calc_found_rows)\b|\blimit\s+\d+\s*,\s*\d+"
+                    r"|\bon\s+duplicate\s+key\b|\binsert\s+ignore\b|\b(?:ifnull|group_concat|date_format|str_to_date"
+                    r"|date_sub|curdate|datediff|unix_timestamp|from_unixtime|last_insert_id)\s*\(", re.IGNORECASE)
+
+
 def _postgres(gap: str, before_quote: bool) -> bool:
     """Whether ``gap``, text outside strings and quotes, says the query is PostgreSQL's (:data:`_POSTGRES`); an
     ``E`` counts only right before a single-quoted string (``before_quote``)."""
@@ -312,16 +322,20 @@ def _quoting(text: str) -> str:
     after an operator is (``"Alice" = name AND city IN ("Paris", "Lyon")``: PostgreSQL's lists hold values, its
     quoted names stand before the IN), and a camelCase token there is no such evidence (PL/pgSQL's ``WHERE "Email"
     = email AND id = "userId"``, a column compared to a parameter and a column to a column: until conversion 159
-    read as two MySQL strings, each traced to a listing of the columns). A query that shows PostgreSQL outside its
+    read as two MySQL strings, each traced to a listing of the columns), but for a query that shows MySQL outside its
+    strings (:data:`_MYSQL`: a backtick, ``LIMIT 0, 10``, ``IFNULL(``, ...), which PostgreSQL cannot run: there
+    ``"Apple" = brand AND name = "iPhone"`` is two strings (until conversion 170 two names, the product the user
+    named traced to nothing). A query that shows PostgreSQL outside its
     strings (:data:`_POSTGRES`: ``::``, ``$1``, ILIKE, ``$$``, ``E''``) reads its double quotes as names
     (:data:`NAMES`) wherever they stand, as PostgreSQL runs it. Else "": each token by its place
     (:func:`_double_quoted_string`)."""
-    either = strings = postgres = False
+    either = strings = postgres = mysql = False
     doubled = False  # a double-quoted token at all
     clause, read = "", 0  # the clause the token stands in, told by the last keyword outside strings and quotes
     listed = -1  # where the last item of an IN list ended: a "," after it opens the next
     for m in _SKIPPED_OR_DOUBLE.finditer(text):
         gap = text[read:m.start()]
+        mysql = mysql or _MYSQL.search(gap) is not None
         clause = next((k.group(1).lower() for k in reversed(list(_CLAUSE.finditer(text, read, m.start())))), clause)
         postgres = postgres or _postgres(gap, m.group(0).startswith("'"))
         item = _LIST_NEXT.fullmatch(gap) is not None and listed == read
@@ -345,7 +359,8 @@ def _quoting(text: str) -> str:
             strings = strings or _CAMEL.fullmatch(m.group(1)) is None  # id = "userId": PostgreSQL's name
     if doubled and (postgres or _postgres(text[read:], False)):
         return NAMES
-    return (STRINGS if strings else NAMES) if either else ""
+    mysql = mysql or _MYSQL.search(text[read:]) is not None
+    return (STRINGS if strings or mysql else NAMES) if either else ""
 
 
 def _is_enum(column: str, value: str) -> bool:
