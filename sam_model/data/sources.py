@@ -555,7 +555,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # INSERT IGNORE, IFNULL(, GROUP_CONCAT(, ...) and writes a value before its column reads its double-quoted tokens as
 # strings though its only other such value is camelCase ("Apple" = brand AND name = "iPhone": 159 to 169 read both as
 # names); a PostgreSQL sign still reads them as names. examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 171
+# 172: a LlamaIndex tool message's additional_kwargs.is_error (a program's copy of the ToolCallResult's
+# tool_output.is_error) flags its call as failed, as does LlamaIndex's own "Tool NAME not found. Please select a tool
+# that is available." answering a call of NAME, in a memory's tool message or a ReActAgent's observation (read as ok
+# before). examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 172
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ an object ``json.dump`` refuses). (``ctx.to_dict()`` of the workflow's Context h
 llama-index-core 0.14: it skips the memory as unserializable.) Each message is ``{"role", "additional_kwargs",
 "blocks"}``: the words are its ``text`` blocks (``ChatMessage.content`` joins them with a newline), a tool call a
 ``tool_call`` block ``{"tool_call_id", "tool_name", "tool_kwargs"}`` (the arguments an object, or the model's JSON
-text), and a tool's result a ``tool`` message naming the call in ``additional_kwargs.tool_call_id``. The OpenAI
+text), and a tool's result a ``tool`` message naming the call in ``additional_kwargs.tool_call_id``: the words of a
+tool that raised are its exception's, with no flag (:func:`_failed`: a program's copy of it in
+``additional_kwargs.is_error`` is read, and LlamaIndex's own words for a tool it lacks). The OpenAI
 integration writes each call twice, as a block and as the SDK's ``tool_calls`` in ``additional_kwargs`` (``{"id",
 "function": {"name", "arguments"}}``): the blocks are read, the copy only where a message has no call blocks (an
 integration, or a version before 0.14, that wrote only it; a version before 0.12 wrote ``content`` and no blocks).
@@ -22,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sam_model.data.formats import chat, llamaindex_react
-from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each
+from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each, failure
 from sam_model.io import json_type
 
 CONTEXT = ("a LlamaIndex workflow Context (ctx.to_dict()), which holds no chat messages to read (llama-index-core "
@@ -109,8 +111,20 @@ def _kwargs_calls(kwargs: Mapping[str, Any], where: str) -> list[dict[str, Any]]
     return out
 
 
+def _failed(kwargs: Mapping[str, Any], message: Mapping[str, Any], names: Mapping[str, str],
+            where: str) -> dict[str, bool]:
+    """A tool message's failure flag: ``additional_kwargs.is_error``, where the program saving the memory copied it
+    from the ``ToolCallResult`` event's ``tool_output.is_error`` (the memory keeps none: a tool that raised leaves
+    its exception's words alone); else the words LlamaIndex gives a call of a tool it does not have."""
+    if kwargs.get(FAILED) is not None:
+        return failure(kwargs[FAILED], True, False, f"additional_kwargs.{FAILED}", where)
+    name = names.get(message.get("tool_call_id", ""))
+    return {FAILED: True} if llamaindex_react.not_found(message["content"], name) else {}
+
+
 def to_chat(messages: list[Any], where: str) -> Chat:
     out, ignored = [], Counter()
+    names: dict[str, str] = {}  # each call's id -> its tool's name
     for i, m, w in each(messages, where):
         blocks = _blocks(m, w)
         if not isinstance(m.get("additional_kwargs", {}), Mapping):
@@ -136,6 +150,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
                 message["tool_call_id"] = str(kwargs["tool_call_id"])
             if isinstance(kwargs.get("name"), str):
                 message["name"] = kwargs["name"]
+            message.update(_failed(kwargs, message, names, w))
+        names.update((c["id"], c["function"]["name"]) for c in message.get("tool_calls") or [])
         out.append(message)
     read = chat.to_chat(out, where)
     read.ignored.update(ignored)

@@ -16,7 +16,7 @@ import json
 import re
 from typing import Any
 
-from sam_model.data.formats.base import chat_call
+from sam_model.data.formats.base import FAILED, chat_call
 
 # the labels a step's get_content() writes at a line's start (ActionReasoningStep, ObservationReasoningStep,
 # ResponseReasoningStep); a line with none goes on the field before it (a thought, an observation, an answer)
@@ -44,6 +44,13 @@ def _arguments(text: str) -> Any:
     return text
 
 
+def not_found(text: Any, name: Any) -> bool:
+    """Whether ``text``, the result of a call of tool ``name``, is what LlamaIndex's agents (0.12 to 0.14) give a
+    call of a tool they do not have: their ``ToolOutput`` says ``is_error``, a flag the memory's message does not
+    keep, so the failed call read as ok."""
+    return isinstance(name, str) and text == f"Tool {name} not found. Please select a tool that is available."
+
+
 def to_messages(text: str, where: str, at: int) -> list[dict[str, Any]] | None:
     """The OpenAI chat messages of a ReAct reasoning ``text`` (the message ``at`` of its conversation): a call per
     action, its observation the result; None where ``text`` is not such reasoning (no thought opening it, no action,
@@ -62,7 +69,9 @@ def to_messages(text: str, where: str, at: int) -> list[dict[str, Any]] | None:
                 pending, fields[i + 1][1].strip(), _arguments(fields[i + 2][1].strip()), where)]})
             i += 3
         elif label == "Observation" and pending is not None:
-            out.append({"role": "tool", "tool_call_id": pending, "content": value})
+            name = out[-1]["tool_calls"][0]["function"]["name"]
+            out.append({"role": "tool", "tool_call_id": pending, "content": value,
+                        **({FAILED: True} if not_found(value, name) else {})})
             pending, i = None, i + 1
         elif label == "Thought" and labels[:2] == ["Thought", "Answer"] and pending is None:
             out.append({"role": "assistant", "content": fields[i + 1][1]})
