@@ -534,7 +534,8 @@ def test_a_memory_smolagents_1_17_dumped_reads_as_1_26s(tmp_path, agent):
     runs dumped by 1.17 (tests/fixtures/smolagents_scripted_1.17.json) now give the events 1.26's dumps give, where
     the runs are alike (a CodeAgent's, its code fenced as 1.17's prompt asks, "Code:\\n```py ...```<end_code>");
     a ToolCallingAgent's model_output, which 1.17 wrote as its own "Called Tool: 'get_user' with arguments: ..."
-    lines, is no words of the agent."""
+    lines, is no words of the agent: its steps' words are the model's, which 1.17 kept in model_output_message
+    (until conversion 172 read as none, its steps' events differing from 1.26's), while its messages lost them."""
     old = json.loads((TESTS / "fixtures" / "smolagents_scripted_1.17.json").read_text())[agent]
     new = json.loads((TESTS / "fixtures" / "smolagents_scripted.json").read_text())[agent]
     events = {}
@@ -544,9 +545,14 @@ def test_a_memory_smolagents_1_17_dumped_reads_as_1_26s(tmp_path, agent):
             events[name, way] = [{k: v for k, v in e.items() if k != "episode_id"}
                                  for e in iter_transcript_events(tmp_path / f"{name}-{way}.json")]
     assert "step_number" not in old["steps"][2] and old["steps"][2]["step"] == 1
-    assert events["old", "steps"] == events["old", "messages"]
-    if agent != "tool_calling":  # 1.26's ToolCallingAgent run keeps the model's words, 1.17's wrote its own
-        assert events["old", "steps"] == events["new", "steps"]
+    assert events["old", "steps"] == events["new", "steps"]
+    if agent == "tool_calling":  # 1.17's messages say its "Called Tool" lines, not the model's words: those lost
+        lost = {s["model_output_message"]["content"] for s in old["steps"] if s.get("model_output_message")}
+        assert len(lost) == 2 and lost <= {e["text"] for e in events["old", "steps"]}
+        assert [e["text"] for e in events["old", "messages"]] == [e["text"] for e in events["old", "steps"]
+                                                                   if e["text"] not in lost]
+    else:
+        assert events["old", "steps"] == events["old", "messages"]
     assert not any("Called Tool" in e["text"] for e in events["old", "steps"])
     assert "CALL get_user(user_id=ann_lee_123)" in [e["text"] for e in events["old", "steps"] if e["kind"] == "action"]
 
@@ -684,3 +690,20 @@ def test_a_final_answer_printed_reads_back_only_as_json_can_say_it(printed, said
     answers = [m["content"] for m in to_chat(as_messages(memory)).messages if m["role"] == "assistant"
                and m.get("content") and not m.get("tool_calls")]
     assert answers[-1] == said
+
+
+@pytest.mark.parametrize("content, words", [
+    ("Let me look Ann up.", "Let me look Ann up."),
+    ([{"type": "text", "text": "Let me look Ann up."}], "Let me look Ann up."),
+    (None, None),  # the model wrote only the call: no words
+])
+def test_a_tool_calling_step_of_smolagents_1_15_to_1_19_says_the_models_words(content, words):
+    """1.15 to 1.19 wrote "Called Tool: ..." over a ToolCallingAgent step's model_output, keeping the model's text in
+    model_output_message.content only: the step had no words, though its dump held them."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_user", "arguments": {"user_id": "ann"}}}
+    step = {"step": 1, **TIMING, "model_input_messages": None, "tool_calls": [call], "error": None,
+            "model_output_message": {"role": "assistant", "content": content, "tool_calls": [call], "raw": None},
+            "model_output": "Called Tool: 'get_user' with arguments: {'user_id': 'ann'}", "observations": "Ann",
+            "observations_images": None, "action_output": None}
+    chat = to_chat([{"task": "look ann up", "task_images": None}, step])
+    assert chat.messages[1]["content"] == words and chat.messages[1]["tool_calls"][0]["id"] == "call_1"

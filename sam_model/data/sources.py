@@ -559,7 +559,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # tool_output.is_error) flags its call as failed, as does LlamaIndex's own "Tool NAME not found. Please select a tool
 # that is available." answering a call of NAME, in a memory's tool message or a ReActAgent's observation (read as ok
 # before). examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 172
+# 173: a smolagents 1.15 to 1.19 ToolCallingAgent step whose model_output is smolagents' "Called Tool: ..." lines
+# says the model's words its model_output_message.content kept (162 read no words there): the 1.17 fixture's steps
+# now give the events 1.26's give. examples/logs, the walkthrough's memories and the 1.26 fixture convert byte for
+# byte.
+CONVERSION_VERSION = 173
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,9 @@ content a list of ``{"type": "text", "text"}`` parts, read as the steps of the s
 ``final_answer(reply)`` in a step that ended the run is its Observation's last output (the steps' ``action_output``;
 a dict or list printed read back as the value, said as JSON as theirs), and only a CodeAgent's code is cut from the
 words before its call. Those messages lose what the steps keep (a
-ToolCallingAgent's failed call is missing, its error alone), so the steps are the better log.
+ToolCallingAgent's failed call is missing, its error alone; in 1.15 to 1.19 its words, which those versions wrote
+over with "Called Tool: ..." lines in ``model_output``, the messages' text, and kept in the steps'
+``model_output_message.content``), so the steps are the better log.
 """
 
 from __future__ import annotations
@@ -222,8 +224,21 @@ def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: s
             answer = args.get("answer", args) if isinstance(args, Mapping) else args
         else:
             made.append(chat_call(c.get("id"), name, args, f"{where}, call {j}"))
-    _turn(chat, _CALLED.sub("", _text(m.get("model_output"), where)).strip(), made,
-          None if answer is not None and not made else observed, error, answer, source)
+    _turn(chat, _words(m, where), made, None if answer is not None and not made else observed, error, answer, source)
+
+
+def _words(m: Mapping[str, Any], where: str) -> str:
+    """A ToolCallingAgent step's words: its ``model_output``, but where smolagents 1.15 to 1.19 wrote its own "Called
+    Tool: ..." lines there (:data:`_CALLED`), the model's text, which those versions kept only in
+    ``model_output_message.content`` (read as no words until conversion 172: the steps of 1.17 and 1.26 of one run
+    differed by them)."""
+    said = _text(m.get("model_output"), where)
+    words = _CALLED.sub("", said).strip()
+    output = m.get("model_output_message")
+    if not said or words or not isinstance(output, Mapping) or output.get("content") is None:
+        return words
+    content = output["content"]
+    return (content if isinstance(content, str) else text_of(content, f"{where}, model_output_message")).strip()
 
 
 def _turn(chat: Chat, words: str, calls: list[dict[str, Any]], observed: str | None, error: Mapping | None,
