@@ -649,6 +649,28 @@ def test_a_tool_called_in_a_loop_over_range_enumerate_or_zip_is_read_once_per_pa
     assert loop_calls(code)[0] == expected
 
 
+@pytest.mark.parametrize("code, expected", [
+    # for i in range(len(ids)): ids[i], ids a literal list: each pass its item
+    ('ids = ["AB12CD", "EF34GH"]\nfor i in range(len(ids)):\n    get_user(ids[i])',
+     [{"user_id": "AB12CD"}, {"user_id": "EF34GH"}]),
+    ('order = {"id": "QX7Z9A", "who": ["ann"]}\ncancel(order["id"], order["who"][0], "x")',
+     [{"reservation_id": "QX7Z9A", "user_id": "ann", "reason": "x"}]),
+    ('ids = ["AB12CD"]\nget_user(ids[-1])\nget_user(len(ids))', [{"user_id": "AB12CD"}, {"user_id": 1}]),
+    # no such item, a slice, a name bound to no literal, a len the code redefined: computed at run time, left out
+    ('ids = ["AB12CD"]\nget_user(ids[3])', [{}]),
+    ('ids = ["AB12CD"]\nget_user(ids[0:1])', [{}]),
+    ('user = get_user("ann")\nget_user(user["id"])', [{"user_id": "ann"}, {}]),
+    ('len = lambda x: 9\nids = ["AB12CD"]\nget_user(len(ids))', [{}]),
+    ('ids = ["AB12CD"]\nids.append("EF34GH")\nget_user(ids[0])', [{}]),  # changed by a method: unknown
+    # a default runs where the def is: its item of a name bound later is not the call's
+    ('ids = ["AB12CD"]\ndef look(uid=ids[0]):\n    get_user(uid)\nids = ["EF34GH"]\nlook()', [{}]),
+])
+def test_an_item_of_a_literal_or_its_len_is_read_as_its_value(code, expected):
+    """ids[i] and order["id"], the container a literal the code bound and the index one too: computed at run time,
+    they were left out, as was range(len(ids)), so the loop over a literal list by its index was read once."""
+    assert loop_calls(code)[0] == expected
+
+
 def test_a_loop_of_more_passes_than_the_cap_is_read_once_and_counted():
     """Over 100 passes (range(10**12) never listed) the loop is read once, its variable unknown, and counted
     as such; at 100 each pass is read."""

@@ -563,7 +563,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # says the model's words its model_output_message.content kept (162 read no words there): the 1.17 fixture's steps
 # now give the events 1.26's give. examples/logs, the walkthrough's memories and the 1.26 fixture convert byte for
 # byte.
-CONVERSION_VERSION = 173
+# 174: a smolagents CodeAgent's argument that is an item of a literal the code bound (ids[i], order["id"], its index
+# known too; no slice) or its len() reads as its value (it was left out, computed at run time), so a loop over
+# range(len(ids)) is read pass by pass with ids[i] each item. examples/logs, the walkthrough's memories and
+# tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 174
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ the calls to the agent's tools inside that code and the values given to them, so
 as a tool call, its arguments by keyword (a positional one named from the tool's ``def NAME(...)`` line in the
 system prompt, else ``arg1``, ``arg2``, ...). Only values written in the code are read: a literal (``"QX7Z9A"``,
 ``120.5``, ``["a", "b"]``), or a name bound to a literal by an earlier plain assignment (``rid = "QX7Z9A"``, in this
-step or an earlier one: the executor keeps its variables across steps) where that binding surely holds when the
+step or an earlier one: the executor keeps its variables across steps), an item of such a value (``ids[i]``) or
+its ``len``, where that binding surely holds when the
 call runs (not a loop variable, but for a loop over a literal list, ``range``, ``enumerate`` or ``zip`` of literals,
 read pass by pass with its item, up to 100 passes; not a branch's binding, a parameter, a name bound again
 otherwise). An argument
@@ -38,6 +39,7 @@ LONG = f"loop read once, over {PASSES} passes or {RUNS} in a step"  # counted: i
 _DEF = re.compile(r"^def ([A-Za-z_]\w*)\(([^)]*)\)\s*->", re.MULTILINE)
 _MISSING = object()
 _ITERATORS = ("range", "enumerate", "zip")  # the builtins whose passes a for loop over them is read by
+_READ = (*_ITERATORS, "len")  # the builtins read without running the code (the code may bind their names to its own)
 _TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()  # except* (Python 3.11)
 
 
@@ -126,7 +128,7 @@ class Calls:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             self.bound.pop(node.id, None)
             self.functions.pop(node.id, None)
-            if node.id in _ITERATORS:  # range = ...: no longer the builtin a loop's passes are read by
+            if node.id in _READ:  # range = ...: no longer the builtin read
                 self.defined.add(node.id)
         elif isinstance(node, ast.Name) and node.id in self.functions:  # passed as a value (map(f, ...)): its calls
             self.ignored[NOT_RUN] += self._tool_calls(self.functions[node.id])  # run where, how often, is unknown
@@ -212,10 +214,11 @@ class Calls:
             return {}
         positional = [*a.posonlyargs, *a.args]
         values: dict[str, Any] = {}
+        late = (ast.Name, ast.Subscript, ast.Call)  # a default runs where the def is, not where it is called
         for p, d in zip(positional[len(positional) - len(a.defaults):], a.defaults):
-            values[p.arg] = self._literal(d) if not isinstance(d, ast.Name) else _MISSING
+            values[p.arg] = self._literal(d) if not isinstance(d, late) else _MISSING
         for p, d in zip(a.kwonlyargs, a.kw_defaults):
-            values[p.arg] = _MISSING if d is None or isinstance(d, ast.Name) else self._literal(d)
+            values[p.arg] = _MISSING if d is None or isinstance(d, late) else self._literal(d)
         for p, x in zip(positional, call.args):
             values[p.arg] = self._literal(x)
         for k in call.keywords:
@@ -365,8 +368,20 @@ class Calls:
         return args
 
     def _literal(self, expr: ast.expr) -> Any:
+        """The value ``expr`` surely holds where it runs, or ``_MISSING``: a literal, a name bound to one, an item of
+        one (``ids[i]``, ``order["id"]``, both parts so known; no slice) or its ``len`` (``range(len(ids))``)."""
         if isinstance(expr, ast.Name):
             return self.bound.get(expr.id, _MISSING)
+        if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, ast.Slice):
+            value, key = self._literal(expr.value), self._literal(expr.slice)
+            try:
+                return _MISSING if value is _MISSING or key is _MISSING else value[key]
+            except (LookupError, TypeError):  # ids[9], a str's item by a str: Python raises there
+                return _MISSING
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "len" and len(
+                expr.args) == 1 and not expr.keywords and not self._taken("len"):
+            value = self._literal(expr.args[0])
+            return len(value) if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset)) else _MISSING
         try:
             return ast.literal_eval(expr)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
