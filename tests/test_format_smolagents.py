@@ -729,3 +729,14 @@ def test_a_tool_calling_step_of_smolagents_1_15_to_1_19_says_the_models_words(co
             "observations_images": None, "action_output": None}
     chat = to_chat([{"task": "look ann up", "task_images": None}, step])
     assert chat.messages[1]["content"] == words and chat.messages[1]["tool_calls"][0]["id"] == "call_1"
+
+
+def test_a_tool_calling_steps_words_come_from_its_message_only_where_smolagents_wrote_its_lines():
+    """The model's text is taken from model_output_message.content only where model_output holds smolagents' own
+    "Called Tool" lines: a blank model_output (no words) had taken the message's text too."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_user", "arguments": {"user_id": "ann"}}}
+    step = {"step_number": 1, "timing": TIMING, "tool_calls": [call], "error": None, "model_output": "\n",
+            "model_output_message": {"role": "assistant", "content": "draft", "tool_calls": [call], "raw": None},
+            "observations": "Ann", "observations_images": None, "action_output": None}
+    chat = to_chat([{"task": "look ann up", "task_images": None}, step])
+    assert chat.messages[1]["content"] is None and chat.messages[1]["tool_calls"][0]["id"] == "call_1"

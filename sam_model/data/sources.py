@@ -567,7 +567,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # known too; no slice) or its len() reads as its value (it was left out, computed at run time), so a loop over
 # range(len(ids)) is read pass by pass with ids[i] each item. examples/logs, the walkthrough's memories and
 # tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 174
+# 175: 172's rule narrowed: a ToolCallingAgent step's words come from model_output_message.content only where its
+# model_output holds smolagents' "Called Tool: ..." lines (a blank model_output had taken them too). examples/logs,
+# the walkthrough's memories and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 175
 
 
 @dataclass(frozen=True)

@@ -235,7 +235,7 @@ def _words(m: Mapping[str, Any], where: str) -> str:
     said = _text(m.get("model_output"), where)
     words = _CALLED.sub("", said).strip()
     output = m.get("model_output_message")
-    if not said or words or not isinstance(output, Mapping) or output.get("content") is None:
+    if words or not _CALLED.search(said) or not isinstance(output, Mapping) or output.get("content") is None:
         return words
     content = output["content"]
     return (content if isinstance(content, str) else text_of(content, f"{where}, model_output_message")).strip()
