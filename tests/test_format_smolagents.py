@@ -535,7 +535,7 @@ def test_a_memory_smolagents_1_17_dumped_reads_as_1_26s(tmp_path, agent):
     the runs are alike (a CodeAgent's, its code fenced as 1.17's prompt asks, "Code:\\n```py ...```<end_code>");
     a ToolCallingAgent's model_output, which 1.17 wrote as its own "Called Tool: 'get_user' with arguments: ..."
     lines, is no words of the agent: its steps' words are the model's, which 1.17 kept in model_output_message
-    (until conversion 172 read as none, its steps' events differing from 1.26's), while its messages lost them."""
+    (until conversion 173 read as none, its steps' events differing from 1.26's), while its messages lost them."""
     old = json.loads((TESTS / "fixtures" / "smolagents_scripted_1.17.json").read_text())[agent]
     new = json.loads((TESTS / "fixtures" / "smolagents_scripted.json").read_text())[agent]
     events = {}

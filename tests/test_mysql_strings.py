@@ -195,7 +195,7 @@ def test_a_camelcase_name_stays_a_name_without_a_sign_of_mysql(query):
 
 def test_a_camelcase_product_in_a_mysql_query_is_traced_to_the_user():
     """The user names the iPhone; the agent's MySQL query (backticks) writes it in double quotes beside "Apple" =
-    brand: until conversion 170 both were names, and the query's label held nothing the user said."""
+    brand: until conversion 171 both were names, and the query's label held nothing the user said."""
     events = convert([
         {"role": "user", "content": "how many Apple iPhone units are left? db is shop_mysql"},
         sql("m0", "SHOW TABLES", "shop_mysql"),
