@@ -13,7 +13,7 @@ import contextvars
 import json
 import unicodedata
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -132,10 +132,9 @@ def check_batch_size(batch_size: Any, name: str = "batch_size") -> int:
 def check_scope(value: Any, name: str) -> str | None:
     """A ``user_id``, ``agent_id`` or ``run_id`` (None: not given), else a ValueError naming ``name``: a non-empty
     string of at most MAX_SCOPE_CHARS characters, without '/' (ScopedMemory.episode_of joins the scopes by it into
-    one conversation's name) and without a control character or line break (a newline or NUL was taken, and the
-    memories' ids were ``a\nb#0``: a log line, a CSV row or a terminal showing one of them is broken, and two ids can
-    look alike). The one rule of every entry point: ScopedMemory, sam-serve's HTTP bodies and query parameters,
-    MCP's tools and the scopes a key or ``--user-id`` fixes."""
+    one conversation's name) and of the characters :func:`scope_flaw` takes (no control character, no invisible
+    one, in Unicode NFC). The one rule of every entry point: ScopedMemory, sam-serve's HTTP bodies and query
+    parameters, MCP's tools, the adapters and the scopes a key or ``--user-id`` fixes."""
     if value is None:
         return None
     if not isinstance(value, str) or not value or "/" in value or len(value) > MAX_SCOPE_CHARS:
@@ -149,16 +148,52 @@ def control_at(value: str) -> int | None:
     return next((i for i, ch in enumerate(value) if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
 
 
+class Flaw(NamedTuple):
+    """Why no call may name a scope: ``what`` it holds (said after the field's name), what to give instead and the
+    day the rule came (a save or log from before may hold such a scope: loaded, and warned of)."""
+
+    what: str
+    fix: str
+    since: str
+
+
+def scope_flaw(value: str) -> Flaw | None:
+    """What makes ``value`` a scope no call takes, None if nothing. A control character or line break (a newline or
+    NUL was taken, and the memories' ids were ``a\nb#0``: every log line, CSV row or terminal showing one broken);
+    an invisible (format) character: zero-width (U+200B, U+200C, U+200D, U+2060, U+FEFF), a bidi control (U+202E
+    shows ``alice`` backwards) or a soft hyphen; or a form other than Unicode NFC (``'e\u0301'`` for ``'é'``).
+    Why: each made an id that looks like another yet was another scope, so a user whose client normalized
+    differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.
+    Refused, not normalized: normalizing would move (on a load) or merge (on a call) the scopes of saves already
+    written, which stay reachable as they are (sam_model.storechecks.unprintable_scopes)."""
+    for i, ch in enumerate(value):
+        category = unicodedata.category(ch)
+        if category in ("Cc", "Zl", "Zp"):
+            return Flaw(f"holds the control character {ch!r} at position {i}",
+                        "give an id of printable characters (a newline, tab or NUL would be written into its "
+                        "memories' ids)", "2026-12-06")
+        if category == "Cf":
+            return Flaw(f"holds the invisible character {ch!r} ({unicodedata.name(ch, 'a format character')}) at "
+                        f"position {i}", "give the id without it (an id holding it looks like the one without, "
+                        "yet is another scope)", "2026-12-07")
+    if not unicodedata.is_normalized("NFC", value):
+        nfc = unicodedata.normalize("NFC", value)  # written as escapes: the two forms look the same
+        return Flaw(f"is not in Unicode NFC form ({ascii(value)[:60]} is {ascii(nfc)[:60]} in NFC)",
+                    "send it normalized to NFC, unicodedata.normalize('NFC', id) (the same letters written another "
+                    "way would be another scope)", "2026-12-07")
+    return None
+
+
 # set while a write-ahead log's writes are replayed (:func:`as_logged`): their scopes are taken as they were logged
 _AS_LOGGED: contextvars.ContextVar[bool] = contextvars.ContextVar("sam_model_scopes_as_logged", default=False)
 
 
 @contextlib.contextmanager
 def as_logged() -> Iterator[None]:
-    """Within it (in this thread), :func:`check_scope_characters` takes a scope holding a control character: a
+    """Within it (in this thread), :func:`check_scope_characters` takes a scope of any :func:`scope_flaw`: a
     write-ahead log's writes are replayed as they were acknowledged (sam_model.serve.tenants), and one logged before
-    2026-12-06 may hold such a scope. Refused on replay, it stopped the server's start, and the one way on was to move
-    the log away, losing the writes; every new write is still refused."""
+    the rule came (2026-12-06, 2026-12-07) may hold such a scope. Refused on replay, it stopped the server's start,
+    and the one way on was to move the log away, losing the writes; every new write is still refused."""
     token = _AS_LOGGED.set(True)
     try:
         yield
@@ -167,15 +202,14 @@ def as_logged() -> Iterator[None]:
 
 
 def check_scope_characters(value: Any, name: str) -> Any:
-    """A scope without a control character or line break (:func:`check_scope`'s last rule, alone), else a ValueError
-    naming ``name``. MemoryStore.add takes scopes by this rule, not the whole of check_scope: a bare store names no
+    """A scope without a :func:`scope_flaw` (:func:`check_scope`'s last rule, alone), else a ValueError naming
+    ``name``. MemoryStore.add takes scopes by this rule, not the whole of check_scope: a bare store names no
     conversation by its scopes, so '/' is its caller's to allow, but a scope holding a newline or NUL was written into
     every log line, CSV row and save that shows it, and a ScopedMemory loading that save was left a scope no call
     may name."""
-    bad = control_at(value) if isinstance(value, str) else None
-    if bad is not None and not _AS_LOGGED.get():
-        raise ValueError(f"{name} holds the control character {value[bad]!r} at position {bad}: give an id of "
-                         "printable characters (a newline, tab or NUL would be written into its memories' ids)")
+    flaw = scope_flaw(value) if isinstance(value, str) else None
+    if flaw is not None and not _AS_LOGGED.get():
+        raise ValueError(f"{name} {flaw.what}: {flaw.fix}")
     return value
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from sam_model.data.schema import Event
-from sam_model.limits import check_text, control_at
+from sam_model.limits import check_text, scope_flaw
 
 # The scope fields of every memory (an add's, a search's, each stored entry's and each Qdrant point's payload).
 SCOPES = ("user_id", "agent_id", "run_id")
@@ -36,22 +36,23 @@ def check_scopes(user_id: Any, agent_id: Any, run_id: Any) -> dict[str, str | No
 
 
 def unprintable_scopes(entries: Iterable[Any], where: str, what: str = "memories") -> None:
-    """Log one warning line per scope value holding a control character (check_scope_characters; taken until
-    2026-12-06) of a loaded save's memories (``entries``: their ids and scopes; or a replayed log's writes, ``what``),
-    naming the file, the field and the value, and how to keep the memories. Not refused: that would lose them, and
-    they stay listed (ScopedMemory.get_all(all_scopes=True), MemoryStore.get_all)."""
+    """Log one warning line per scope value no call takes any more (check_scope_characters' :func:`scope_flaw`: a
+    control character, taken until 2026-12-06; an invisible character or a form other than NFC, until 2026-12-07)
+    of a loaded save's memories (``entries``: their ids and scopes; or a replayed log's writes, ``what``), naming
+    the file, the field and the value, and how to keep the memories. Not refused: that would lose them, and they
+    stay listed (ScopedMemory.get_all(all_scopes=True), MemoryStore.get_all)."""
     found: dict[tuple[str, str], dict] = {}
     for e in entries:
         for name in SCOPES:
             value = getattr(e, name)
-            if isinstance(value, str) and control_at(value) is not None:  # a chunk counted as its memory, by its id
+            if isinstance(value, str) and scope_flaw(value) is not None:  # a chunk counted as its memory, by its id
                 found.setdefault((name, value), {})[getattr(e, "parent", None) or e.id] = None
     for (name, value), held in found.items():
-        at, ids = control_at(value), list(held)
-        log.warning("%s: %s %r of %d %s (the first %r) holds the control character %r at position %d, which no scope "
-                    "takes since 2026-12-06 (a scoped call naming it is refused): its memories are loaded and listed "
-                    "by get_all(all_scopes=True); to keep them, add each again under a %s of printable characters "
-                    "and delete it by its id", where, name, value, len(ids), what, ids[0], value[at], at, name)
+        flaw, ids = scope_flaw(value), list(held)
+        log.warning("%s: %s %r of %d %s (the first %r) %s, which no scope takes since %s (a scoped call naming it "
+                    "is refused): its memories are loaded and listed by get_all(all_scopes=True); to keep them, add "
+                    "each again under a %s that is taken (%s) and delete it by its id", where, name, value, len(ids),
+                    what, ids[0], flaw.what, flaw.since, name, flaw.fix)
 
 
 def check_episode(episode_id: Any, name: str = "episode_id") -> str | None:

@@ -405,7 +405,7 @@ def test_a_saved_namespace_with_a_control_character_loads_with_a_warning_and_can
         back = SAMStore.load(tmp_path / "st", model)
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 1 and "namespace ('u', 'an\\nna') holds the control character '\\n'" in said[0]
-    assert "put each again under a namespace of printable labels and delete the old one" in said[0]
+    assert "put each again under a namespace of labels a put takes (give an id of printable" in said[0]
     (old,) = back.search(("u",))
     back.put(("u", "anna"), old.key, old.value)
     back.delete(tuple(old.namespace), old.key)

@@ -38,7 +38,7 @@ def test_in_process_every_method_refuses_it_naming_the_scope(name, value):
 def test_printable_ids_are_taken():
     from sam_model.limits import check_scope
 
-    for value in ("farid", "Farid Haddad", "caf\u00e9-\u4e2d\u6587", "\U0001f469\u200d\U0001f4bb", "a#b", "a b"):
+    for value in ("farid", "Farid Haddad", "caf\u00e9-\u4e2d\u6587", "\U0001f469\U0001f4bb", "a#b", "a b"):
         assert check_scope(value, "user_id") == value
 
 

@@ -59,7 +59,7 @@ from langgraph.store.base import (
 from sam_model.data.lives import USER_KIND
 from sam_model.data.schema import Event, State, parse_event
 from sam_model.io import SAMFileError, atomic_dir, json_type, reading, refuse_links, unique_keys
-from sam_model.limits import MAX_K, check_count, check_int, check_scope_characters, check_step, control_at
+from sam_model.limits import MAX_K, check_count, check_int, check_scope_characters, check_step, scope_flaw
 from sam_model.locking import locked, new_lock
 from sam_model.store import MemoryStore, encoder_of, refuse_reuse, store_config_of
 from sam_model.storeconfig import StoreConfig
@@ -469,17 +469,17 @@ def _namespace(ns: Any, where: str) -> tuple[str, ...]:
 
 
 def _unprintable(namespaces: Iterable[tuple[str, ...]], where: Any) -> None:
-    """One warning line per loaded namespace with a control character in a label (taken by put until 2026-12-06,
-    refused since: :func:`_check_labels`), naming it and how to keep its items. Not refused: that would lose them;
-    a search or listing over a shorter prefix still reaches them, and a delete of one is taken."""
+    """One warning line per loaded namespace with a label no put takes (a control character, taken until
+    2026-12-06; an invisible character or a form other than NFC, until 2026-12-07: :func:`_check_labels`), naming
+    it and how to keep its items. Not refused: that would lose them; a search or listing over a shorter prefix
+    still reaches them, and a delete of one is taken."""
     for ns in namespaces:
-        bad = [(i, control_at(p)) for i, p in enumerate(ns) if control_at(p) is not None]
+        bad = [(i, flaw) for i, p in enumerate(ns) if (flaw := scope_flaw(p)) is not None]
         if bad:
-            i, at = bad[0]
-            log.warning("%s: namespace %r holds the control character %r at position %d of label %d, which no put "
-                        "takes since 2026-12-06: its items are loaded and found by a search over a shorter prefix; to "
-                        "keep them, put each again under a namespace of printable labels and delete the old one",
-                        where, ns, ns[i][at], at, i)
+            i, flaw = bad[0]
+            log.warning("%s: namespace %r %s of label %d, which no put takes since %s: its items are loaded and found "
+                        "by a search over a shorter prefix; to keep them, put each again under a namespace of labels "
+                        "a put takes (%s) and delete the old one", where, ns, flaw.what, i, flaw.since, flaw.fix)
 
 
 def _value(value: Any, where: str) -> dict:

@@ -72,8 +72,8 @@ TASK_START = ("the step where the agent's current task began (default: where the
 USED_ORDER = ("the memories the scope's earlier tool calls of this task took values from first: 'model' in the "
               "model's order, 'latest' by their latest use, 'off' not; leave it out for the server's default (its "
               "store's used_order). This search's alone; it never widens the scopes searched")
-# a scope field: sam_model.limits.check_scope, the memory's own rule (no '/', no control character, at most
-# MAX_SCOPE_CHARS), refused by the field's name before the call reaches the memory
+# a scope field: sam_model.limits.check_scope, the memory's own rule (no '/', no control or invisible character, in
+# NFC, at most MAX_SCOPE_CHARS), refused by the field's name before the call reaches the memory
 Scope = Annotated[str | None, Field(default=None), AfterValidator(lambda v, info: check_scope(v, info.field_name))]
 
 

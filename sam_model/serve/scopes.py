@@ -35,9 +35,9 @@ class FixedScopeError(ValueError):
 
 def check_fixed(scopes: Mapping[str, Any] | None, where: Callable[[str], str]) -> dict[str, str]:
     """The fixed scopes (``{"user_id": "me"}``), the unset (None) ones left out; an unknown scope or a bad value
-    (empty, holding '/' or a control character, too long: sam_model.limits.check_scope; a lone surrogate, which no
-    log line holds, so every write filled in with it was refused, blaming the caller's scope) is a ValueError
-    starting with ``where(name)``, the option or the keys-file field that gave it."""
+    (empty, holding '/', a control or invisible character, not in NFC, too long: sam_model.limits.check_scope; a
+    lone surrogate, which no log line holds, so every write filled in with it was refused, blaming the caller's
+    scope) is a ValueError starting with ``where(name)``, the option or the keys-file field that gave it."""
     fixed = {n: v for n, v in (scopes or {}).items() if v is not None}
     for name, value in fixed.items():
         if name not in SCOPE_KEYS:
