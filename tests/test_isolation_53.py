@@ -75,11 +75,12 @@ def test_missing_scopes_are_refused_never_widened_and_read_no_conversation():
         m.search("pay", all_scopes="false")
 
 
-@pytest.mark.parametrize("other", ["mia\u200b", "m\u0131a", "\uff4d\uff49\uff41", "Mia", "mia ", "mia\u2215bot",
+@pytest.mark.parametrize("other", ["m\u0131a", "\uff4d\uff49\uff41", "Mia", "mia ", "mia\u2215bot",
                                    "mia#0", "mia%2Fbot"])
 def test_look_alike_names_are_other_scopes(other):
-    """Unicode look-alikes (a zero-width space, a dotless i, fullwidth letters, a division slash), case, a trailing
-    space, '#' (the ids' separator) and a URL-encoded slash name other users: nothing of mia's reaches them."""
+    """Unicode look-alikes (a dotless i, fullwidth letters, a division slash), case, a trailing space, '#' (the ids'
+    separator) and a URL-encoded slash name other users: nothing of mia's reaches them. (A zero-width space or an
+    NFD form is refused: tests/test_scope_lookalikes.py.)"""
     m = memory()
     m.add(PAID, user_id="mia", agent_id="bot")
     mine = m.add("mia's passport number is P1234567", user_id="mia")["results"][0]["id"]
