@@ -56,8 +56,10 @@ from sam_model.checkpoint import held_beside, load_checkpoint, recorded_folder
 from sam_model.io import (
     SAMFileError,
     atomic_dir,
+    check_digest,
     cli_name,
     file_sha256,
+    is_sha256,
     json_type,
     read_json,
     reading,
@@ -317,10 +319,9 @@ def check_checksums(folder: Path, head_only: bool) -> None:
     fix = (f"reinstall sam_model (in a checkout: git checkout -- sam_model/pretrained/{folder.name})"
            if folder.resolve().parent == PACKAGED
            else "export the checkpoint again (python -m sam_model.export CKPT OUT_DIR) or save the retriever again")
-    if not isinstance(recorded, dict) or not all(isinstance(v, str) and len(v) == 64 and
-                                                 all(c in "0123456789abcdef" for c in v) for v in recorded.values()):
-        raise SAMFileError(f"{path}: field '{CHECKSUMS}' must map each file of the export to its SHA-256 (64 "
-                           f"lowercase hex digits), got {json.dumps(recorded)[:80]}; {fix}")
+    if not isinstance(recorded, dict) or not all(map(is_sha256, recorded.values())):
+        raise SAMFileError(f"{path}: field '{CHECKSUMS}' must map each file of the export to its SHA-256 (64 hex "
+                           f"digits), got {json.dumps(recorded)[:80]}; {fix}")
     read = read_files(folder, head_only)
     for name in read:
         if name not in recorded:
@@ -330,10 +331,7 @@ def check_checksums(folder: Path, head_only: bool) -> None:
         if name not in read:  # a listed name is opened only when the folder's own listing holds it
             raise SAMFileError(f"{folder}: config.json's field '{CHECKSUMS}' lists {json.dumps(name)[:80]}, which is "
                                f"not a file of this export the loader reads (missing?); {fix}")
-        got = file_sha256(folder / name)
-        if got != want:
-            raise SAMFileError(f"{folder}: {name} is not the file exported (SHA-256 {got[:16]}..., config.json's "
-                               f"field '{CHECKSUMS}' records {want[:16]}...): it is corrupt or was changed; {fix}")
+        check_digest(folder / name, want, path, CHECKSUMS, fix, "this export")
 
 
 FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")  # safetensors' names of the float dtypes an export's weights may have

@@ -453,24 +453,33 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 
 def write_json_lists(path: Path, lists: dict[str, tuple[Sequence, Callable[[Any], Any] | None]], rest: str = "{}",
-                     chunk: int = 1000) -> None:
+                     chunk: int = 1000) -> str:
     """Write one JSON object to ``path`` (not atomically: into a staging folder): its keys ``lists``, each
     ``[row(r) for r in rows]`` of ``key: (rows, row)`` (``row`` None: the rows as they are; tuples are JSON arrays)
     encoded ``chunk`` rows at a time, and those of ``rest`` (a JSON object, already encoded: the small part a
     caller encodes while it holds its lock).
 
     Why in chunks: one ``json.dumps`` call holds the interpreter to its end (175 ms for 100k store entries), so a
-    checkpoint written beside a server's request threads (sam_model.serve) lets them run between chunks."""
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("{")
+    checkpoint written beside a server's request threads (sam_model.serve) lets them run between chunks. Returns
+    the file's SHA-256, taken of the bytes as they are written (a store records it: store.json.sha256), not by
+    reading the file again."""
+    digest = hashlib.sha256()
+    with open(path, "wb") as f:
+        def write(text: str) -> None:
+            data = text.encode("utf-8")
+            digest.update(data)
+            f.write(data)
+
+        write("{")
         for n, (key, (rows, row)) in enumerate(lists.items()):
-            f.write((", " if n else "") + json.dumps(key) + ": [")
+            write((", " if n else "") + json.dumps(key) + ": [")
             for at in range(0, len(rows), chunk):
                 part = rows[at:at + chunk]
-                f.write((", " if at else "") + json.dumps(part if row is None else [row(r) for r in part])[1:-1])
-            f.write("]")
+                write((", " if at else "") + json.dumps(part if row is None else [row(r) for r in part])[1:-1])
+            write("]")
         tail = rest.strip()[1:-1].strip()
-        f.write((", " if tail and lists else "") + tail + "}")
+        write((", " if tail and lists else "") + tail + "}")
+    return digest.hexdigest()
 
 
 def refuse_links(folder: Path, what: str, fix: str) -> None:
@@ -576,21 +585,32 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def check_digest(path: Path, digest: Any, meta_path: Path, field: str, fix: str) -> None:
+def is_sha256(value: Any) -> bool:
+    """Whether ``value`` is a SHA-256 as a saved record holds one: 64 hex digits of either case (PowerShell's
+    Get-FileHash writes capitals; sha256sum and hashlib lowercase). The one rule of every digest a load checks
+    (:func:`check_digest`): an export's config.json took lowercase alone where an index's meta.json took both."""
+    return isinstance(value, str) and len(value) == 64 and all(c in string.hexdigits for c in value)
+
+
+def check_digest(path: Path, digest: Any, meta_path: Path, field: str | None, fix: str,
+                 saver: str = "this index") -> None:
     """Refuse (SAMFileError, one line naming the file and ``fix``) a saved file whose SHA-256 is not ``digest``, the
-    one its folder's ``meta_path`` recorded under ``field`` when it was saved (None: a save from before the record,
-    loaded unchecked). Bytes changed inside a file of vectors keep its format's framing: it loaded, its searches
-    ranked by other vectors or NaN."""
+    one ``meta_path`` recorded under ``field`` (None: the file holds the digest alone, as store.json.sha256) when
+    ``saver`` saved it (None: a save from before the record, loaded unchecked). Bytes changed inside a file of
+    vectors keep its format's framing: it loaded, its searches ranked by other vectors or NaN; a store.json edited
+    by hand loaded other memories' texts or scopes. Why one function: the index's, the store's and an export's
+    digests were checked by two rules (one took capitals, one did not)."""
     if digest is None:
         return
-    # 64 hex digits of either case: one that is not was a FAISS file 'damaged' where meta.json's field was, and
-    # the digest in capitals (PowerShell's Get-FileHash) refused the file it names
-    if not (isinstance(digest, str) and len(digest) == 64 and all(c in string.hexdigits for c in digest)):
-        raise SAMFileError(f"{meta_path}: field {field!r} must be {path.name}'s SHA-256 (64 hex digits), got "
+    recorded = f"{meta_path}: field {field!r}" if field else str(meta_path)
+    # a record that is not 64 hex digits was a FAISS file 'damaged' where meta.json's field was
+    if not is_sha256(digest):
+        raise SAMFileError(f"{recorded} must be {path.name}'s SHA-256 (64 hex digits), got "
                            f"{json.dumps(digest)[:80]}; {fix}")
     if (got := file_sha256(path)) != digest.lower():
-        raise SAMFileError(f"{path}: not the file this index saved (SHA-256 {got[:16]}..., {meta_path} says "
-                           f"{digest[:16]}...): it is damaged; {fix}")
+        said = f"{meta_path}'s field {field!r}" if field else str(meta_path)
+        raise SAMFileError(f"{path}: not the file {saver} saved (SHA-256 {got[:16]}..., {said} records "
+                           f"{digest[:16].lower()}...): it is damaged or was changed; {fix}")
 
 
 def json_type(value: Any) -> str:

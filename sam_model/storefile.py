@@ -1,6 +1,8 @@
-"""How a MemoryStore is saved and loaded: one folder, ``store.json`` (the format below) and ``index/`` (the vector
-index's own files), written atomically as a whole (sam_model.io.atomic_dir: a kill leaves the previous version,
-concurrent saves end with one) and read held still (sam_model.io.reading).
+"""How a MemoryStore is saved and loaded: one folder, ``store.json`` (the format below), ``store.json.sha256`` (its
+SHA-256, checked by a load: a hand-edited or damaged store.json loaded other texts or scopes where its JSON held) and
+``index/`` (the vector index's own files, with their digests), written atomically as a whole
+(sam_model.io.atomic_dir: a kill leaves the previous version, concurrent saves end with one) and read held still
+(sam_model.io.reading).
 
 store.json holds the format name and version, the vectors' width, the StoreConfig, every memory's entry
 (sam_model.storeentry) in write order, the write counter, the provenance linker's and the recorder's state, each
@@ -30,7 +32,15 @@ from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.provenance import ProvenanceLinker
 from sam_model.encoding import Encoder
 from sam_model.index import MemoryIndex
-from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading, refuse_links, write_json_lists
+from sam_model.io import (
+    SAMFileError,
+    atomic_dir,
+    check_digest,
+    read_format_json,
+    reading,
+    refuse_links,
+    write_json_lists,
+)
 from sam_model.locking import gc_paused, locked
 from sam_model.storechecks import SCOPES, unprintable_scopes
 from sam_model.storeconfig import StoreConfig
@@ -41,6 +51,9 @@ log = logging.getLogger(__name__)
 FORMAT = "sam_model.MemoryStore"
 VERSION = 1
 STORE_FILE = "store.json"
+# store.json's SHA-256, as ``sha256sum store.json`` writes it (so ``sha256sum -c`` checks it too): written with it in
+# one atomic folder, checked before store.json is read (a save without it, from before 2026-12-07, loads unchecked)
+DIGEST_FILE = "store.json.sha256"
 # Three fixed memories: a store saves its encoder's vectors of them, and a load checks that the encoder it is given
 # makes the same ones (cosine >= PROBE_COSINE: backends and bfloat16 stay above 0.999). Memories written by another
 # model searched with this one ranked at 0.627 MRR where either model alone ranked 0.905 (held-out airline).
@@ -48,6 +61,25 @@ PROBE = (("user", "I'd like to change my flight to Boston on March 3rd, booking 
          ("result", "get_reservation: {\"status\": \"confirmed\", \"flights\": [\"HAT017\"], \"total\": 412}"),
          ("action", "CALL cancel_reservation(reservation_id=ABC123, reason=change of plans)"))
 PROBE_COSINE = 0.98
+
+
+def _recorded_digest(path: Path) -> str | None:
+    """The SHA-256 store.json.sha256 records (None: no such file, a save from before it), read as ``sha256sum -c``
+    reads its line (the digest, then the file's name, ``*`` before it in binary mode); a file that is not such a
+    line is a SAMFileError naming it (its first 4 KiB are read: the line is 77 bytes)."""
+    if not path.exists():
+        return None
+    try:
+        with open(path, "rb") as fh:
+            words = fh.read(4096).decode("utf-8").split()
+    except (OSError, UnicodeDecodeError) as err:
+        raise SAMFileError(f"{path}: unreadable ({err}); restore the folder from a backup, or delete {path.name} to "
+                           f"load {STORE_FILE} unchecked") from None
+    if len(words) != 2 or words[1].lstrip("*") != STORE_FILE:
+        raise SAMFileError(f"{path}: must be one line, {STORE_FILE}'s SHA-256 then '{STORE_FILE}' (as sha256sum "
+                           f"writes it), got {' '.join(words)[:80]!r}; restore the folder from a backup, or delete "
+                           f"{path.name} to load {STORE_FILE} unchecked")
+    return words[0]
 
 
 def _step_of(i: Any) -> int | None:
@@ -90,8 +122,9 @@ class StoreFiles:
         (folder / "index").mkdir()
         self.index.write_snapshot(folder / "index", index_snap)
         rows = _entry_json_with_openings if state.get("openings") else _entry_json_without_openings
-        write_json_lists(folder / STORE_FILE, {"entries": (state["entries"], rows)},
-                         json.dumps({k: v for k, v in state.items() if k != "entries"}))
+        digest = write_json_lists(folder / STORE_FILE, {"entries": (state["entries"], rows)},
+                                  json.dumps({k: v for k, v in state.items() if k != "entries"}))
+        (folder / DIGEST_FILE).write_text(f"{digest}  {STORE_FILE}\n", encoding="ascii")  # sha256sum's line
 
     @locked
     def state_dict(self) -> dict[str, Any]:
@@ -217,6 +250,9 @@ class StoreFiles:
         if not path.is_file():
             raise SAMFileError(f"memory store not found: {path} is missing (give a folder written by "
                                "MemoryStore.save or SAMRetriever.save)")
+        check_digest(path, _recorded_digest(folder / DIGEST_FILE), folder / DIGEST_FILE, None,
+                     f"restore the folder from a backup (store.json edited on purpose: delete {DIGEST_FILE} to load "
+                     "it unchecked)", "this store")
         d = read_format_json(path, FORMAT, VERSION, "memory store", fix)
         try:
             cfg = config or StoreConfig.from_dict(d["config"], "config")
@@ -286,4 +322,4 @@ class StoreFiles:
         return self
 
 
-__all__ = ["FORMAT", "PROBE", "PROBE_COSINE", "STORE_FILE", "VERSION", "StoreFiles"]
+__all__ = ["DIGEST_FILE", "FORMAT", "PROBE", "PROBE_COSINE", "STORE_FILE", "VERSION", "StoreFiles"]

@@ -272,7 +272,7 @@ def test_a_flipped_bit_in_the_weights_is_refused_naming_the_folder_and_the_file(
     _flip_a_weight_bit(folder / "model.safetensors")  # every shape, dtype and value check passes it
     with pytest.raises(SAMFileError) as err:
         SAMRetriever.load(folder, device="cpu")
-    _one_line(err, f"{folder}: model.safetensors is not the file exported", "field 'sha256'",
+    _one_line(err, f"{folder / 'model.safetensors'}: not the file this export saved", "field 'sha256'",
               "export the checkpoint again")
 
 
@@ -284,7 +284,7 @@ def test_a_corrupt_packaged_model_says_reinstall(tmp_path, monkeypatch):
     (folder / "vocab.json").write_text((folder / "vocab.json").read_text() + "\n")  # same JSON, other bytes
     with pytest.raises(SAMFileError) as err:
         SAMRetriever.load(folder, device="cpu")
-    _one_line(err, f"{folder}: vocab.json is not the file exported", "reinstall sam_model")
+    _one_line(err, f"{folder / 'vocab.json'}: not the file this export saved", "reinstall sam_model")
 
 
 def test_a_changed_or_added_tokenizer_file_is_refused(tmp_path, tiny_bert_dir):
@@ -294,7 +294,7 @@ def test_a_changed_or_added_tokenizer_file_is_refused(tmp_path, tiny_bert_dir):
     path.write_text(json.dumps({**json.loads(original), "do_lower_case": False}))  # tokenizes otherwise, silently
     with pytest.raises(SAMFileError) as err:
         SAMRetriever.load(folder, device="cpu")
-    _one_line(err, f"{folder}: tokenizer/tokenizer_config.json is not the file exported")
+    _one_line(err, f"{folder / 'tokenizer' / 'tokenizer_config.json'}: not the file this export saved")
     path.write_text(original)
     (folder / "tokenizer" / "special_tokens_map.json").write_text(json.dumps({"unk_token": "[MASK]"}))
     with pytest.raises(SAMFileError) as err:
@@ -341,3 +341,17 @@ def test_a_bad_digest_record_is_refused_in_one_line(tmp_path, tiny_bert_dir, edi
     with pytest.raises(SAMFileError) as err:
         SAMRetriever.load(folder, device="cpu")
     _one_line(err, str(folder), says)
+
+
+def test_a_digest_record_in_capitals_is_read_as_the_index_reads_one(tmp_path, tiny_bert_dir):
+    """config.json's digests were taken as 64 lowercase hex digits alone, where an index's meta.json took either case
+    (PowerShell's Get-FileHash writes capitals): one rule now, sam_model.io.is_sha256 and check_digest."""
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    config = json.loads((folder / "config.json").read_text())
+    config["sha256"] = {name: digest.upper() for name, digest in config["sha256"].items()}
+    (folder / "config.json").write_text(json.dumps(config))
+    assert SAMRetriever.load(folder, device="cpu").net is not None
+    _flip_a_weight_bit(folder / "model.safetensors")  # and still checked
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(folder, device="cpu")
+    _one_line(err, f"{folder / 'model.safetensors'}: not the file this export saved")

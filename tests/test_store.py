@@ -15,6 +15,7 @@ from sam_model.rerank import tie_keys
 from sam_model.retriever import SAMRetriever
 from sam_model.store import MemoryStore
 from sam_model.storeconfig import StoreConfig
+from sam_model.storefile import DIGEST_FILE
 
 DIM = 8
 pytestmark = pytest.mark.usefixtures("store_backend")  # every test on FAISS and on Qdrant (tests/conftest.py)
@@ -236,6 +237,9 @@ def test_save_load_round_trip_and_damage_is_named(tmp_path):
     assert back.search_vector(q, 9, ["a"]) == store.search_vector(q, 9, ["a"])
     assert back.config == store.config and back.next_step("e") == 9
     (path / "store.json").write_text(json.dumps({**json.loads((path / "store.json").read_text()), "entries": []}))
+    with pytest.raises(SAMFileError, match=r"store.json: not the file this store saved \(SHA-256 "):
+        MemoryStore.load(path)
+    (path / DIGEST_FILE).unlink()  # edited on purpose (or saved before the digest): its fields are checked still
     with pytest.raises(SAMFileError, match=r"store.json: memory store data is damaged or does not match"):
         MemoryStore.load(path)
     (path / "store.json").write_text("{")
@@ -277,6 +281,7 @@ def test_the_episode_has_one_owner_and_the_old_layout_still_loads(tmp_path):
     assert all("episode_id" not in e for e in saved["entries"])
     old = {**saved, "entries": [{**e, "episode_id": e["id"].split("#")[0]} for e in saved["entries"]]}
     (path / "store.json").write_text(json.dumps(old))
+    (path / DIGEST_FILE).unlink()  # saved before store.json.sha256 too
     back = MemoryStore.load(path)
     assert [h.episode_id for h in back.get_all()] == ["a"] * 4 + ["b"] * 3
     assert {h.id for h in back.get_all(episode_id="b")} == {"b#0", "b#1", "b#2"}
