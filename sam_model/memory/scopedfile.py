@@ -88,11 +88,12 @@ def _steps(kept: Any, where: str) -> list[int]:
     return kept
 
 
-def _by_scope(d: Mapping, field: str) -> dict:
-    """A field of scoped.json holding what each scope keeps to read an add sent again (``sent``, ``given``,
-    ``gone``; a save without it holds none), else a ValueError naming it: of another shape (a list, null) it was
-    "'list' object has no attribute 'items'", naming no field."""
-    kept = d.get(field, {})
+def _by_scope(d: Mapping, field: str, required: bool = False) -> dict:
+    """A field of scoped.json holding what each scope's episode keeps (``base``, ``trackers``, ``required``; the
+    others a save from before them lacks, holding none: ``open``, ``labels``, ``numbering``, ``unknown``, and
+    ``sent``, ``given``, ``gone`` to read an add sent again), else a ValueError naming it: of another shape (a
+    list, null) it was "'list' object has no attribute 'items'", naming no field."""
+    kept = d[field] if required else d.get(field, {})
     if not isinstance(kept, dict):
         raise ValueError(f"{field} must be an object of the scopes' episodes (strings) to what each keeps, got "
                          f"{json_type(kept)}")
@@ -205,14 +206,17 @@ class ScopedFiles:
                                        "saved it, or upgrade sam_model")
                 self = cls(encoder, store.config, check_k(d["k"], "k"), store=store)
                 self._base = {ep: check_count(b, f"base[{ep!r}]", "the step of the scope's first tracked event",
-                                            "past any step a memory can have") for ep, b in d["base"].items()}
-                self._trackers = {ep: TranscriptState.from_state_dict(t) for ep, t in d["trackers"].items()}
-                self._open = {ep: live.OpenTurn.from_state_dict(t) for ep, t in d.get("open", {}).items()
+                                            "past any step a memory can have")
+                              for ep, b in _by_scope(d, "base", required=True).items()}
+                self._trackers = {ep: TranscriptState.from_state_dict(t)
+                                  for ep, t in _by_scope(d, "trackers", required=True).items()}
+                self._open = {ep: live.OpenTurn.from_state_dict(t) for ep, t in _by_scope(d, "open").items()
                               if ep in self._trackers}  # saves before open turns: none
-                self._labels = {ep: _labels(kept, ep) for ep, kept in d.get("labels", {}).items()}  # before: none
+                self._labels = {ep: _labels(kept, ep) for ep, kept in _by_scope(d, "labels").items()}  # before: none
                 self._numbering = {ep: Numbering.from_json(n, f"numbering of {ep!r}")  # saves before 2026-12-06: none
-                                   for ep, n in d.get("numbering", {}).items()}
-                self._unknown = {ep: set(_steps(st, f"unknown of {ep!r}")) for ep, st in d.get("unknown", {}).items()}
+                                   for ep, n in _by_scope(d, "numbering").items()}
+                self._unknown = {ep: set(_steps(st, f"unknown of {ep!r}"))
+                                 for ep, st in _by_scope(d, "unknown").items()}
                 # saves before 2026-12-06: none; kept for a scope whose memories are all deleted (_drop_conversation)
                 self._sent = {ep: resent.check(k, f"sent of {ep!r}") for ep, k in _by_scope(d, "sent").items()}
                 self._given = {ep: resent.check_given(k, f"given of {ep!r}")  # saves before stop 64: none
