@@ -32,6 +32,7 @@ import io
 import itertools
 import json
 import re
+import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import closing
 from pathlib import Path
@@ -150,7 +151,8 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     chats = [q for q in candidates if q not in told and _holds_list(q, CHAT_HEAD) and _first_is(q, llamaindex.is_history)]
     # a workflow Context (ctx.to_dict()) holds no messages: beside histories no run, alone refused as holding none
     # (it was read as an OpenHands trajectory, "not an OpenHands trajectory")
-    contexts = [q for q in candidates if not _holds_list(q) and _first_is(q, llamaindex.is_context)]
+    contexts = [q for q in candidates if not _holds_list(q) and _mentions(q, CONTEXT_KEY)
+                and _first_is(q, llamaindex.is_context)]
     chats = chats or contexts
     told.update(chats)
     # an ADK session's dump (session.model_dump_json(), one a file) likewise: an object, told by its content
@@ -292,6 +294,43 @@ HISTORY_HEAD = re.compile(rb'\[\s*\{\s*"(parts|kind"\s*:\s*"(request|response))"
 STEPS_HEAD = re.compile(rb'\[\s*\{\s*"(system_prompt|task|step_number|role)"\s*:')  # or its ChatMessages' role
 # how a LlamaIndex history opens (ChatMessage.model_dump()'s first key, role; a hand-made dict's any of its three)
 CHAT_HEAD = re.compile(rb'\[\s*\{\s*"(role|additional_kwargs|blocks|content)"\s*:')
+
+
+def _json_string(text: str) -> re.Pattern[bytes]:
+    """The JSON string ``text`` (ASCII) as a file may write it: each character plain or as a ``\\u`` escape, its hex
+    digits of either case."""
+    def char(c: str) -> bytes:
+        hexes = b"".join(b"[%s%s]" % (h.encode(), h.upper().encode()) if h.isalpha() else h.encode()
+                         for h in f"{ord(c):04x}")
+        return b"(?:" + re.escape(c.encode()) + rb"|\\u" + hexes + b")"
+    return re.compile(b'"' + b"".join(map(char, text)) + b'"')
+
+
+# what every workflow Context holds (llamaindex.is_context): a file without it is none, told without parsing it
+CONTEXT_KEY = _json_string("is_running")
+SCAN_BLOCK = 1 << 20  # bytes of a file :func:`_mentions` looks through at a time
+
+
+def _mentions(q: Path, string: re.Pattern[bytes]) -> bool:
+    """Whether a ``.json[.gz]`` file's bytes hold ``string`` (:func:`_json_string`), looked through a block at a
+    time, not parsed: what a document needs to hold to pass a test of a key, so that a folder's other JSON objects
+    (a run's records, a harness's results, of many MB) are not each parsed whole to be told apart. A file it cannot
+    tell (unreadable; zstd or protobuf, which :func:`documents` decodes or names) is taken as holding it: the
+    test that parses it decides, as it did alone."""
+    try:
+        with open(q, "rb") as fh:
+            head = fh.read(8)
+        if zstdexport.framing(head) is not None or zstdexport.is_proto(head):
+            return True
+        with (gzip.open if q.name.endswith(".gz") else open)(q, "rb") as fh:
+            tail = b""
+            while block := fh.read(SCAN_BLOCK):
+                if string.search(seen := tail + block):
+                    return True
+                tail = seen[-64:]  # longer than any match a block boundary splits (10 characters escaped: 62 bytes)
+    except (OSError, EOFError, zlib.error):
+        return True
+    return False
 
 
 def _holds_list(q: Path, opening: re.Pattern[bytes] | None = None) -> bool:
