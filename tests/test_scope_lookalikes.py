@@ -188,3 +188,25 @@ def test_a_logged_write_of_an_invisible_id_is_replayed_not_refused(tmp_path, mon
     with pytest.raises(ValueError, match=f"user_id {SAYS_INVISIBLE}"):
         tenants.tenants["acme"].write("add", {"data": "hello", "user_id": "mia\u200b"})
     tenants.close()
+
+
+def test_a_server_fixed_to_an_id_refuses_its_look_alike_saying_why(tmp_path):
+    """sam-serve --stdio --user-id José, called with the same name in NFD: refused as 'fixed to José' (the two look
+    the same, so the refusal read as nonsense); it says the id is not NFC now. The fixed id itself is served."""
+    pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from mcp import Client
+    from test_served_session_lines import open_tenants
+
+    from sam_model.serve.mcp import create_mcp
+
+    tenants = open_tenants(tmp_path)
+
+    async def calls():
+        async with Client(create_mcp(tenants, stdio_tenant="acme", scopes={"user_id": NFC})) as client:
+            return [await client.call_tool("remember", {"text": "I live in Lyon", "user_id": user})
+                    for user in (NFD, NFC)]
+    refused, stored = asyncio.run(calls())
+    assert refused.is_error and f"user_id {SAYS_NFC}" in refused.content[0].text, refused.content[0].text
+    assert not stored.is_error
+    assert [r["user_id"] for r in tenants.tenants["acme"].memory.get_all(all_scopes=True)["results"]] == [NFC]
+    tenants.close()

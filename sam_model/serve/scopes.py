@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sam_model.limits import check_scope_characters
 from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory
 from sam_model.serve.wal import check_unicode
 
@@ -53,9 +54,10 @@ def check_fixed(scopes: Mapping[str, Any] | None, where: Callable[[str], str]) -
 def within(args: Mapping[str, Any], fixed: Mapping[str, str], holder: Callable[[str], str]) -> dict[str, Any]:
     """A call's arguments with the ``fixed`` scopes filled in. A scope argument, or a plain scope value inside its
     ``filters`` (Mem0 takes scopes there too), naming another value is a :class:`FixedScopeError` whose one line
-    names the field, the fixed value and ``holder(name)`` (what fixed it: "this API key"). An operator filter on a
-    scope (``{"user_id": {"in": [...]}}``, ``OR``) is left as it is: it applies inside the fixed scope, so it can
-    only narrow."""
+    names the field, the fixed value and ``holder(name)`` (what fixed it: "this API key"); one no scope may be (an
+    invisible character, not NFC: sam_model.limits.scope_flaw) is refused as such, a ValueError, since it may look
+    the same as the fixed value. An operator filter on a scope (``{"user_id": {"in": [...]}}``, ``OR``) is left as
+    it is: it applies inside the fixed scope, so it can only narrow."""
     out = dict(args)
     filters = out.get("filters")
     for name, value in fixed.items():
@@ -64,6 +66,7 @@ def within(args: Mapping[str, Any], fixed: Mapping[str, str], holder: Callable[[
             said.append((f"filters.{name}", filters[name]))
         for field, given in said:
             if given is not None and given != value:
+                check_scope_characters(given, field)  # 'Jose' + an accent is not the key's 'José': said so
                 raise FixedScopeError(f"{field} is fixed to {value!r} for {holder(name)}: leave {field} out; another "
                                       f"{name.removesuffix('_id')}'s memory is not served here")
         out[name] = value
