@@ -156,7 +156,8 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     chats = chats or contexts
     told.update(chats)
     # an ADK session's dump (session.model_dump_json(), one a file) likewise: an object, told by its content
-    adk_sessions = [q for q in candidates if q not in told and not _holds_list(q) and _first_is(q, adk.is_session)]
+    adk_sessions = [q for q in candidates if q not in told and not _holds_list(q) and _mentions(q, ADK_KEY)
+                    and _first_is(q, adk.is_session)]
     held = {*told, *memories, *chats, *contexts, *adk_sessions}
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
     kinds["pydantic-ai"], kinds["smolagents"], kinds["llamaindex"], kinds["adk"] = histories, memories, chats, adk_sessions
@@ -308,6 +309,8 @@ def _json_string(text: str) -> re.Pattern[bytes]:
 
 # what every workflow Context holds (llamaindex.is_context): a file without it is none, told without parsing it
 CONTEXT_KEY = _json_string("is_running")
+# what every ADK session's dump holds (adk.is_session: its app's name, snake_case or camelCase), likewise
+ADK_KEY = re.compile(_json_string("app_name").pattern + b"|" + _json_string("appName").pattern)
 SCAN_BLOCK = 1 << 20  # bytes of a file :func:`_mentions` looks through at a time
 
 
