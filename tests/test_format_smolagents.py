@@ -671,6 +671,17 @@ def test_an_item_of_a_literal_or_its_len_is_read_as_its_value(code, expected):
     assert loop_calls(code)[0] == expected
 
 
+@pytest.mark.parametrize("code", [
+    'def look(range):\n    for i in range(2):\n        get_user(i)\nlook(lambda n: ["AB12CD"])',
+    'def look(len):\n    get_user(len(["AB12CD", "EF34GH"]))\nlook(lambda ids: "AB12CD")',
+    'look = lambda len: get_user(len(["AB12CD", "EF34GH"]))\nlook(max)',
+])
+def test_a_parameter_named_as_a_builtin_read_is_not_that_builtin(code):
+    """range and len bound as a function's or lambda's parameter hold what the call gives: they were read as the
+    builtins, the calls labelled with passes and lengths the code never made (0, 1; 2)."""
+    assert loop_calls(code)[0] == [{}]
+
+
 def test_a_loop_of_more_passes_than_the_cap_is_read_once_and_counted():
     """Over 100 passes (range(10**12) never listed) the loop is read once, its variable unknown, and counted
     as such; at 100 each pass is read."""

@@ -570,7 +570,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 175: 172's rule narrowed: a ToolCallingAgent step's words come from model_output_message.content only where its
 # model_output holds smolagents' "Called Tool: ..." lines (a blank model_output had taken them too). examples/logs,
 # the walkthrough's memories and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 175
+# 176: a smolagents CodeAgent's function or lambda whose parameter is named range or len (def look(range): ...) reads
+# that name as what the call gives, not the builtin (170 and 174 read its loop pass by pass, its len as a number: calls
+# labelled with values the code never made). examples/logs, the walkthrough's memories and tests/fixtures convert
+# byte for byte.
+CONVERSION_VERSION = 176
 
 
 @dataclass(frozen=True)

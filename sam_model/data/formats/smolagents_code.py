@@ -55,6 +55,7 @@ class Calls:
     final_called: bool = False  # the last code read calls final_answer somewhere (its value maybe not a literal)
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)  # the code's own
     _running: set[str] = field(default_factory=set)  # the functions whose call is being read (one calling itself)
+    _hidden: Counter = field(default_factory=Counter)  # the builtins read (range, len) a scope being read binds
     _walked: dict[tuple[str, int], Any] = field(default_factory=dict)  # what a node of the code read holds (_walk)
 
     def learn_prompt(self, prompt: str) -> None:
@@ -72,7 +73,7 @@ class Calls:
         ``final_answer`` (``_MISSING`` when none, or when it is called in a branch, loop or function, which may not
         run it); None when the code does not parse (smolagents could not run it)."""
         self.final_called = False
-        self._walked = {}
+        self._walked, self._hidden = {}, Counter()
         try:
             tree = ast.parse(code)
         except (SyntaxError, ValueError, RecursionError):
@@ -198,8 +199,10 @@ class Calls:
         self.bound.update(given)
         self._running.add(name)
         self._depth += 1
+        self._hide(fn, 1)
         for part in fn.body:
             self._visit(part)
+        self._hide(fn, -1)
         self._depth -= 1
         self._running.discard(name)
         self.bound, self.functions = outside, functions
@@ -246,8 +249,10 @@ class Calls:
         for name in _stored(node):
             self.bound.pop(name, None)
         self._depth += 1
+        self._hide(node, 1)
         for part in body:
             self._visit(part)
+        self._hide(node, -1)
         self._depth -= 1
         self.bound = outside
         for name in _escaping(node):
@@ -313,8 +318,17 @@ class Calls:
         return list(zip(*inners))
 
     def _taken(self, name: str) -> bool:
-        """Whether ``name`` is no longer Python's builtin: the code bound, defined or imported it, or it is a tool."""
-        return name in self.bound or name in self.functions or name in self.defined or name in self.params
+        """Whether ``name`` is no longer Python's builtin: the code bound, defined or imported it, it is a tool, or a
+        scope being read binds it (a parameter: ``def look(range): ...`` called with the code's own)."""
+        return name in self.bound or name in self.functions or name in self.defined or name in self.params or (
+            self._hidden[name] > 0)
+
+    def _hide(self, scope: ast.AST, by: int) -> None:
+        """Count the builtins read (:data:`_READ`) that ``scope``, a function, lambda, comprehension or class body
+        entered (``by`` 1) or left (-1), binds for itself: its parameters hold what each call gives, never known as
+        the builtin (until conversion 176 ``def look(range): for i in range(3): ...`` read range's passes)."""
+        for name in _stored(scope) & set(_READ):
+            self._hidden[name] += by
 
     def _passes(self, node: ast.For, passes: list[dict[str, Any]]) -> None:
         """A for loop whose items the code says, each pass read in turn with its item bound (:meth:`_unrolled`): a tool
