@@ -682,6 +682,36 @@ def test_a_parameter_named_as_a_builtin_read_is_not_that_builtin(code):
     assert loop_calls(code)[0] == [{}]
 
 
+@pytest.mark.parametrize("code", [
+    'ids = ["AB12CD"]\nalias = ids\nalias.append("EF34GH")\nget_user(len(ids))',
+    'ids = ["AB12CD"]\nalias = ids\nalias += ["EF34GH"]\nget_user(len(ids))',
+    'ids = ["AB12CD"]\nalias = ids\nif ids:\n    alias.append("EF34GH")\nget_user(ids)',
+    'order = {"ids": ["AB12CD"]}\norder["ids"].append("EF34GH")\nget_user(len(order["ids"]))',
+    'order = {"ids": ["AB12CD"]}\norder["ids"][0] = "EF34GH"\nget_user(order["ids"][0])',
+    'order = {"ids": ["AB12CD"]}\ndel order["ids"][0]\nget_user(order)',
+    'order = {"ids": ["AB12CD"]}\nids = order["ids"]\nids.append("EF34GH")\nget_user(len(order["ids"]))',
+    'rows = [["AB12CD"]]\nfor row in rows:\n    row.append("EF34GH")\nget_user(rows[0])',
+    'ids = ["AB12CD"]\ndef add(more):\n    more.append("EF34GH")\nadd(ids)\nget_user(len(ids))',
+    'order = {"ids": ["AB12CD"]}\ndef empty():\n    order["ids"].clear()\nempty()\nget_user(order)',
+])
+def test_a_literal_changed_through_another_name_or_its_item_is_no_longer_known(code):
+    """A list the code bound, changed through a name bound to it (alias = ids), an item of it (order["ids"]),
+    a loop's item or a function's parameter: still read as first written (ids[0], len(ids), the whole), the call
+    labelled with a value it was not made with."""
+    assert loop_calls(code)[0] == [{}]
+
+
+@pytest.mark.parametrize("code, expected", [
+    ('ids = ["AB12CD"]\nalias = ids\nalias = ["EF34GH"]\nget_user(ids)', [{"user_id": ["AB12CD"]}]),
+    ('ids = ["AB12CD"]\nother = ["AB12CD"]\nother.append("EF34GH")\nget_user(ids)', [{"user_id": ["AB12CD"]}]),
+    ('ids = ["AB12CD", "EF34GH"]\nfor i in range(2):\n    get_user(ids[i])\n    alias = ids\n    alias[1] = "QX7Z9A"',
+     [{"user_id": "AB12CD"}, {}]),
+])
+def test_a_literal_is_still_known_where_nothing_changed_it(code, expected):
+    """Rebinding the other name, or changing an equal list of its own, leaves the literal as written."""
+    assert loop_calls(code)[0] == expected
+
+
 def test_a_loop_of_more_passes_than_the_cap_is_read_once_and_counted():
     """Over 100 passes (range(10**12) never listed) the loop is read once, its variable unknown, and counted
     as such; at 100 each pass is read."""

@@ -574,7 +574,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # that name as what the call gives, not the builtin (170 and 174 read its loop pass by pass, its len as a number: calls
 # labelled with values the code never made). examples/logs, the walkthrough's memories and tests/fixtures convert
 # byte for byte.
-CONVERSION_VERSION = 176
+# 177: a smolagents CodeAgent's literal changed in place through another name or an item holding it (alias = ids then
+# alias.append(x), order["ids"][0] = x, order["ids"].append(x), a loop's item, a function's parameter) is no longer
+# known under any name (174 read len(ids), ids[0] and ids itself as first written; 149 forgot only the name changed).
+# examples/logs, the walkthrough's memories and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 177
 
 
 @dataclass(frozen=True)
