@@ -188,6 +188,11 @@ def test_a_camelcase_value_reads_as_a_mysql_string_where_the_query_shows_mysql(q
     "SELECT id FROM users WHERE \"Email\" = email AND id = \"userId\" AND note = '`ifnull(x)` limit 1, 2'",
     # a PostgreSQL sign beside a MySQL one: PostgreSQL's names, as PostgreSQL runs it
     'SELECT * FROM products WHERE "Apple" = brand AND name = "iPhone" AND id = $1 LIMIT 10, 20',
+    # a column or a schema's function named as MySQL's words, after a dot: PostgreSQL writes them (regexp, rlike
+    # and ifnull are no words of its own), no sign of MySQL
+    'SELECT p.regexp FROM products p WHERE "Apple" = brand AND name = "iPhone"',
+    'SELECT * FROM rules r WHERE "Apple" = r.brand AND name = "iPhone" AND r.RLIKE > 0',
+    'SELECT app.ifnull(p.price, 0) FROM products p WHERE "Apple" = brand AND name = "iPhone"',
 ])
 def test_a_camelcase_name_stays_a_name_without_a_sign_of_mysql(query):
     assert not {"Apple", "iPhone", "Email", "userId", "ifnull"} & set(sql_literals(query) or [])

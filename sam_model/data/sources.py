@@ -578,7 +578,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # alias.append(x), order["ids"][0] = x, order["ids"].append(x), a loop's item, a function's parameter) is no longer
 # known under any name (174 read len(ids), ids[0] and ids itself as first written; 149 forgot only the name changed).
 # examples/logs, the walkthrough's memories and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 177
+# 178: 171's signs of MySQL narrowed: REGEXP, RLIKE or a MySQL function's name (IFNULL, ...) after a dot is a column or
+# a schema's function PostgreSQL may name so (SELECT p.regexp ...), no sign (171 read the query's double-quoted
+# values as strings there). examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 178
 
 
 @dataclass(frozen=True)

@@ -290,9 +290,9 @@ _POSTGRES = re.compile(r"::|(?<![\w$])\$(?:\d|(?:[A-Za-z_]\w*)?\$)|\bilike\b|(?<
 # what PostgreSQL cannot write and MySQL does (SQLite too, which reads a double-quoted token no column is named as a
 # string), outside strings and quotes: a backtick-quoted name, <=>, REGEXP / RLIKE, LIMIT's offset before a comma,
 # ON DUPLICATE KEY, INSERT IGNORE, MySQL's own functions (IFNULL, GROUP_CONCAT, DATE_FORMAT, ...; not DATE_ADD,
-# which PostgreSQL 16 has)
-_MYSQL = re.compile(r"`|<=>|\b(?:regexp|rlike|straight_join|sql_calc_found_rows)\b|\blimit\s+\d+\s*,\s*\d+"
-                    r"|\bon\s+duplicate\s+key\b|\binsert\s+ignore\b|\b(?:ifnull|group_concat|date_format|str_to_date"
+# which PostgreSQL 16 has); a word after a dot is a column or a schema's function PostgreSQL may name so (p.regexp)
+_MYSQL = re.compile(r"`|<=>|(?<![.\w])(?:regexp|rlike|straight_join|sql_calc_found_rows)\b|\blimit\s+\d+\s*,\s*\d+"
+                    r"|\bon\s+duplicate\s+key\b|\binsert\s+ignore\b|(?<![.\w])(?:ifnull|group_concat|date_format|str_to_date"
                     r"|date_sub|curdate|datediff|unix_timestamp|from_unixtime|last_insert_id)\s*\(", re.IGNORECASE)
 
 
