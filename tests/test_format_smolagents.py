@@ -693,6 +693,10 @@ def test_a_parameter_named_as_a_builtin_read_is_not_that_builtin(code):
     'rows = [["AB12CD"]]\nfor row in rows:\n    row.append("EF34GH")\nget_user(rows[0])',
     'ids = ["AB12CD"]\ndef add(more):\n    more.append("EF34GH")\nadd(ids)\nget_user(len(ids))',
     'order = {"ids": ["AB12CD"]}\ndef empty():\n    order["ids"].clear()\nempty()\nget_user(order)',
+    # a module's function given the list may change it (smolagents authorizes random by default)
+    'import random\nids = ["AB12CD", "EF34GH"]\nrandom.shuffle(ids)\nget_user(ids[0])',
+    'from random import shuffle\nids = ["AB12CD", "EF34GH"]\nshuffle(x=ids)\nget_user(ids[0])',
+    'import heapq\norder = {"ids": ["EF34GH"]}\nheapq.heappush(order["ids"], "AB12CD")\nget_user(order["ids"][0])',
 ])
 def test_a_literal_changed_through_another_name_or_its_item_is_no_longer_known(code):
     """A list the code bound, changed through a name bound to it (alias = ids), an item of it (order["ids"]),

@@ -581,7 +581,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 178: 171's signs of MySQL narrowed: REGEXP, RLIKE or a MySQL function's name (IFNULL, ...) after a dot is a column or
 # a schema's function PostgreSQL may name so (SELECT p.regexp ...), no sign (171 read the query's double-quoted
 # values as strings there). examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 178
+# 179: a smolagents CodeAgent's literal given by name or item to a function the code imported (random.shuffle(ids),
+# heapq.heappush(order["ids"], x), from random import shuffle) may be changed in place by it: unknown from then on
+# (174 read ids[0] after random.shuffle(ids) as the first item written). examples/logs, the walkthrough's memories
+# and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 179
 
 
 @dataclass(frozen=True)

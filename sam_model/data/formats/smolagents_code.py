@@ -147,6 +147,8 @@ class Calls:
                 self.defined.add((a.asname or a.name).split(".")[0])
                 self.bound.pop(a.asname or a.name.split(".")[0], None)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _root(node.func.value):
+            if _root(node.func.value) in self.defined:  # random.shuffle(ids): a module's function
+                self._given_away(node)
             self._change({_root(node.func.value)})
             self.bound.pop(_root(node.func.value), None)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -158,6 +160,8 @@ class Calls:
                 self._answer = _MISSING if given is None or self._depth else self._literal(given)
             elif self.is_tool(name):
                 self._calls.append((name, self._arguments(name, node)))
+            elif name in self.defined and name not in self.functions:  # shuffle(ids), imported; a class the code made
+                self._given_away(node)
             elif name in self.functions:
                 self._run(name, node)
 
@@ -347,6 +351,12 @@ class Calls:
         for name in names:
             for key, value in _containers(self.bound.get(name)).items():
                 self._changed[key] = value
+
+    def _given_away(self, call: ast.Call) -> None:
+        """The values a call of a function the code imported (``random.shuffle(ids)``, ``heapq.heappush(h, x)``) is
+        given by name or item may be changed in place by it: unknown from now on (until conversion 179 ``ids[0]``
+        after ``random.shuffle(ids)`` read the first item as written)."""
+        self._change({r for a in [*call.args, *(k.value for k in call.keywords)] if (r := _root(a))})
 
     def _holds(self, value: Any) -> set[int]:
         """The ids of the lists, dicts and sets ``value`` is or holds (:func:`_containers`), walked once a value: a
