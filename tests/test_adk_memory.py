@@ -195,6 +195,23 @@ def test_bad_scopes_and_options_are_refused_in_one_line(adapter):
     assert stored(store, user_id="ann_lee_123") == []
 
 
+def test_a_search_or_session_without_its_app_or_user_is_refused_not_widened(adapter):
+    """ScopedMemory's scopes are filters: a search of user None read every user's memories of the app, of app None
+    the user's memories of every app, and a session of user None was stored as no user's. Each is refused in one
+    line naming what is missing, nothing stored."""
+    store = ScopedMemory(HashingEncoder(64))
+    service = adapter.SAMMemoryService(store)
+    asyncio.run(service.add_session_to_memory(session()))
+    for app, user, missing in (("airline", None, "user_id"), (None, "ann_lee_123", "app_name"),
+                               (None, None, "app_name and user_id")):
+        with pytest.raises(ValueError, match=f"{missing} missing"):
+            asyncio.run(service.search_memory(app_name=app, user_id=user, query="reservation"))
+    for field, missing in (("user_id", "user_id"), ("app_name", "app_name"), ("id", "session id")):
+        with pytest.raises(ValueError, match=f"{missing} missing"):
+            asyncio.run(service.add_session_to_memory(session(**{"id": "conv-2", field: None})))
+    assert {r["run_id"] for r in store.get_all(agent_id="airline", limit=None)["results"]} == {"conv-1"}
+
+
 def test_the_import_says_what_to_install(monkeypatch):
     """Without google-adk the import fails in one line naming the package (not a traceback into its imports)."""
     monkeypatch.setitem(sys.modules, "google.adk", None)

@@ -59,8 +59,15 @@ SESSION, FROM, TO, AUTHOR, TIMESTAMP = "adk_session", "adk_from", "adk_to", "adk
 Key = tuple[str, str, str]  # (app_name, user_id, session id)
 
 
-def _scopes(app_name: Any, user_id: Any, session_id: Any = None) -> dict[str, str | None]:
-    """ADK's scope as ScopedMemory's, checked (a bad one refused in one line naming it)."""
+def _scopes(app_name: Any, user_id: Any, session_id: Any = None, *, session: bool = False) -> dict[str, str | None]:
+    """ADK's scope as ScopedMemory's, checked (a bad one refused in one line naming it). The app and the user are
+    both required (and a stored session's id): a missing one is no scope to ScopedMemory, whose scopes are filters,
+    so a search of user None read every user's memories of the app, and of app None the user's of every app."""
+    given = {"app_name": app_name, "user_id": user_id, **({"session id": session_id} if session else {})}
+    missing = [name for name, value in given.items() if value is None]
+    if missing:
+        raise ValueError(f"SAMMemoryService: {' and '.join(missing)} missing: ADK scopes memory by app and user "
+                         "(a session by its id too); give them, as ADK's Runner and session services do")
     return fixed_scopes("SAMMemoryService", user_id, app_name, session_id)
 
 
@@ -85,7 +92,7 @@ class SAMMemoryService(BaseMemoryService):
         """Store a session's dump (``json.loads(session.model_dump_json())``) past what was stored of it; returns
         how many chat messages were added."""
         app, user, sid = dump.get("app_name", dump.get("appName")), dump.get("user_id", dump.get("userId")), dump.get("id")
-        scopes = _scopes(app, user, sid)
+        scopes = _scopes(app, user, sid, session=True)
         events = dump.get("events") or []
         chat = to_chat(events, f"session {sid}")
         messages, sources = chat.messages, chat.sources
