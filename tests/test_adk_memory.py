@@ -183,6 +183,19 @@ def test_a_rewound_session_is_read_on_from_where_it_differs(adapter, caplog):
     assert [t for _, t in stored(store, user_id="ann_lee_123")][-2:] == [YES, "no, keep it"]
 
 
+def test_an_older_snapshot_added_after_a_newer_one_stores_nothing_again(adapter, caplog):
+    """Two adds of one session at once (two tasks, each with the session as it was) may store the later snapshot
+    first: the older one, a beginning of what is stored, is nothing new. It was taken for a rewind (warned) and
+    became what the session was read against, so the next add stored its later turns again (9 memories for 8)."""
+    store = ScopedMemory(HashingEncoder(64))
+    service = adapter.SAMMemoryService(store)
+    with caplog.at_level(logging.WARNING):
+        for n in (8, 4, 8):
+            asyncio.run(service.add_session_to_memory(session(n)))
+    assert len(stored(store, user_id="ann_lee_123")) == 8
+    assert "rewind" not in caplog.text
+
+
 def test_bad_scopes_and_options_are_refused_in_one_line(adapter):
     store = ScopedMemory(HashingEncoder(16))
     with pytest.raises(ValueError, match="k"):

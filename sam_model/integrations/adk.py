@@ -103,6 +103,8 @@ class SAMMemoryService(BaseMemoryService):
             stored = self._stored[key] if key in self._stored else self._resume(scopes, messages)
             same = next((i for i, (a, b) in enumerate(zip(stored, messages)) if a != b), min(len(stored),
                                                                                           len(messages)))
+            if same == len(messages):  # nothing new: an older snapshot of the session (two adds at once, the later
+                return 0  # stored first; or a turn rewound) keeps what is stored, which the next add is read against
             if same < len(stored):
                 log.warning("SAMMemoryService: session %s no longer begins with the %d chat messages stored (a "
                             "rewind?): read on from its chat message %d, the first that differs", sid, len(stored),
