@@ -18,6 +18,8 @@ import importlib.util
 import json
 import logging
 import sys
+import threading
+import time
 import types as pytypes
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -194,6 +196,31 @@ def test_an_older_snapshot_added_after_a_newer_one_stores_nothing_again(adapter,
             asyncio.run(service.add_session_to_memory(session(n)))
     assert len(stored(store, user_id="ann_lee_123")) == 8
     assert "rewind" not in caplog.text
+
+
+def test_two_services_of_one_memory_adding_a_session_at_once_store_it_once(adapter, monkeypatch):
+    """A service made each request reads on after what the scope holds: two such services adding the session at
+    once each read the scope before the other had stored, and both stored it (16 memories for 8). They take the
+    memory's own lock, so the second reads what the first stored."""
+    store = ScopedMemory(HashingEncoder(64))
+    add, started = store.add, threading.Event()
+
+    def slow(*args: Any, **kwargs: Any) -> Any:  # an encoder's forward pass: time for the other service to read
+        started.set()
+        time.sleep(0.05)
+        return add(*args, **kwargs)
+
+    monkeypatch.setattr(store, "add", slow)
+    services = [adapter.SAMMemoryService(store) for _ in range(2)]
+
+    async def both() -> None:
+        first = asyncio.create_task(services[0].add_session_to_memory(session()))
+        await asyncio.to_thread(started.wait, 5)
+        await services[1].add_session_to_memory(session())
+        await first
+
+    asyncio.run(both())
+    assert len(stored(store, user_id="ann_lee_123")) == 8
 
 
 def test_bad_scopes_and_options_are_refused_in_one_line(adapter):

@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
 from datetime import datetime, timezone
 from typing import Any
 
@@ -81,7 +80,9 @@ class SAMMemoryService(BaseMemoryService):
         self.memory, self.k, self.system = memory, check_k(k), system
         self._stored: dict[Key, list[dict[str, Any]]] = {}  # each session's chat messages stored
         self._last: dict[tuple[str, str], str] = {}  # (app, user) -> the session added last: its state ranks
-        self._lock = threading.Lock()
+        # the memory's own lock, not one of this service: services made anew (each request) over one memory read
+        # on after what each other stored, and two of them adding a session at once both stored it
+        self._lock = memory.lock
 
     async def add_session_to_memory(self, session: Any) -> None:
         """Store the session's chat messages past those stored before (the module doc)."""
