@@ -132,6 +132,23 @@ def test_each_event_is_stored_once_as_the_importer_reads_the_session(adapter, tm
     assert authors == ["user", *["airline_agent"] * 3, "user", *["airline_agent"] * 3]
 
 
+@pytest.mark.parametrize("before, after", [(POLICY, None), (None, POLICY), (POLICY, "Be brief.")])
+def test_a_service_restarted_with_another_instruction_reads_on_where_it_was(adapter, before, after):
+    """adk_from / adk_to count the session's chat messages, not the policy before them: a service restarted with
+    the instruction given, dropped or edited reads on after what was stored (counted with the policy it lost the
+    next message, or stored the last one again)."""
+    store = ScopedMemory(HashingEncoder(64))
+    asyncio.run(adapter.SAMMemoryService(store, system=before).add_session_to_memory(session(4)))
+    asyncio.run(adapter.SAMMemoryService(store, system=after).add_session_to_memory(session()))
+    chat = to_chat(session().doc["events"]).messages
+    texts = [t for _, t in stored(store, user_id="ann_lee_123")]
+    assert len(texts) == len(chat) == 8
+    assert YES in texts and texts.count(texts[3]) == 1
+    spans = [(r["metadata"]["adk_from"], r["metadata"]["adk_to"]) for r in store.get_all(limit=None, **{
+        "user_id": "ann_lee_123"})["results"]]
+    assert spans[0] == (0, 1) and spans[-1][1] == 8
+
+
 def test_search_returns_memory_entries_of_the_user_and_app_only(adapter):
     """ADK scopes memory by app and user: one user never recalls another's memories, one app never another's."""
     store = ScopedMemory(HashingEncoder(64))

@@ -99,24 +99,26 @@ class SAMMemoryService(BaseMemoryService):
         messages, sources = chat.messages, chat.sources
         if self.system:
             messages, sources = [{"role": "system", "content": self.system}, *messages], ["policy", *sources]
+        policy = 1 if self.system else 0  # the policy, before the session's own chat messages: not counted in FROM/TO
         with self._lock:
             key = (app, user, sid)
-            stored = self._stored[key] if key in self._stored else self._resume(scopes, messages)
+            stored = self._stored[key] if key in self._stored else self._resume(scopes, messages, policy)
             same = next((i for i, (a, b) in enumerate(zip(stored, messages)) if a != b), min(len(stored),
                                                                                           len(messages)))
             if same == len(messages):  # nothing new: an older snapshot of the session (two adds at once, the later
                 return 0  # stored first; or a turn rewound) keeps what is stored, which the next add is read against
             if same < len(stored):
                 log.warning("SAMMemoryService: session %s no longer begins with the %d chat messages stored (a "
-                            "rewind?): read on from its chat message %d, the first that differs", sid, len(stored),
-                            same)
+                            "rewind?): read on from its chat message %d, the first that differs", sid,
+                            len(stored) - policy, max(same - policy, 0))
             tools = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
             start = same
             for end in range(same + 1, len(messages) + 1):  # an add a run of one author's messages
                 if end < len(messages) and self._said(events, sources, end)[0] == self._said(events, sources, start)[0]:
                     continue
                 author, when = self._said(events, sources, start)
-                span = {SESSION: sid, FROM: start, TO: end, **({AUTHOR: author} if author else {}),
+                span = {SESSION: sid, FROM: max(start - policy, 0), TO: max(end - policy, 0),
+                        **({AUTHOR: author} if author else {}),
                         **({TIMESTAMP: when} if when is not None else {})}
                 self.memory.add([cut_as_importer(messages[i], sources[i], log, tools.get(messages[i].get(
                     "tool_call_id"))) for i in range(start, end)], **scopes, metadata=span)
@@ -134,12 +136,15 @@ class SAMMemoryService(BaseMemoryService):
         when = event.get("timestamp")
         return event.get("author"), when if isinstance(when, (int, float)) else None
 
-    def _resume(self, scopes: dict[str, str | None], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _resume(self, scopes: dict[str, str | None], messages: list[dict[str, Any]], policy: int) -> list[dict[str, Any]]:
         """The chat messages of a session stored before this service saw it (its memories' TO): a service made
-        anew read the session from its start, and stored it again."""
+        anew read the session from its start, and stored it again. TO counts the session's chat messages, not the
+        policy (``policy``: 1 where ``messages`` open with it): counted, a service restarted with an instruction
+        given or dropped (the agent's, edited between deploys) read on one message off, storing one again or
+        losing one."""
         found = self.memory.get_all(**scopes, limit=None)["results"]
         to = max((r["metadata"][TO] for r in found if isinstance(r["metadata"].get(TO), int)), default=0)
-        return messages[:to]
+        return messages[:to + policy]
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> Any:
         """The user's ``k`` best memories of the app, as ``MemoryEntry`` items, best first (the module doc)."""
