@@ -16,6 +16,8 @@ from sam_model.data.formats.adk import is_session
 from sam_model.data.formats.gemini import camel
 from sam_model.data.transcripts import ImportReport, TranscriptFormatError, iter_transcript_events, main
 
+NAME = "ann_lee_123_airline_conv-1"  # the session's episode: its user, app and id (ScopedMemory.episode_of's order)
+
 
 def camel_keys(doc):
     """As model_dump(by_alias=True) writes it: every key camelCase (a tool's arguments and result too: ADK's alias
@@ -50,7 +52,7 @@ def test_the_session_reads_as_the_openai_conversation_in_every_dump_shape():
 
 def test_a_json_a_jsonl_and_a_folder_of_sessions(tmp_path, capsys):
     """One session a .json (its "system" the policy), sessions a line each, a folder of session files at any depth:
-    each session one conversation named by its id."""
+    each session one conversation named by its user, app and id."""
     second = {**adk_session(), "id": "conv-2"}
     (tmp_path / "one.json").write_text(json.dumps(adk_session()))
     (tmp_path / "many.jsonl").write_text(json.dumps(adk_session()) + "\n" + json.dumps(second) + "\n")
@@ -59,7 +61,7 @@ def test_a_json_a_jsonl_and_a_folder_of_sessions(tmp_path, capsys):
     (folder / "a.json").write_text(json.dumps(adk_session()))
     (folder / "b.json").write_text(json.dumps(camel_keys(second)))
     one = list(iter_transcript_events(tmp_path / "one.json"))
-    assert {e["episode_id"] for e in one} == {"conv-1"}
+    assert {e["episode_id"] for e in one} == {NAME}
     for system, policy in ((POLICY, "policy 1 (17%)"), (None, "policy 0 (0%)")):  # cabin=economy: the policy's
         (tmp_path / "p.json").write_text(json.dumps({**adk_session(), "system": system}))
         assert main([str(tmp_path / "p.json"), str(tmp_path / "p.jsonl")]) == 0
@@ -68,8 +70,26 @@ def test_a_json_a_jsonl_and_a_folder_of_sessions(tmp_path, capsys):
         report = ImportReport()
         events = list(iter_transcript_events(path, report=report))
         assert report.formats == {"adk": 2}
-        assert [e for e in events if e["episode_id"] == "conv-1"] == one
-        assert [{**e, "episode_id": "conv-1"} for e in events if e["episode_id"] == "conv-2"] == one
+        assert [e for e in events if e["episode_id"] == NAME] == one
+        assert [{**e, "episode_id": NAME} for e in events if e["episode_id"] == NAME[:-1] + "2"] == one
+
+
+def test_sessions_of_one_id_of_two_users_or_apps_are_two_conversations(tmp_path):
+    """ADK's session key is (app, user, id), and an app may give its sessions their ids ("default", a chat's id):
+    two users' (or apps') sessions of one id were refused as "duplicate conversation id ... the same conversation
+    logged again", the second dropped with --skip-bad. Named by user, app and id, as ScopedMemory names their
+    episode, each is its own conversation."""
+    bob = json.loads(json.dumps({**adk_session(), "id": "default"}).replace("ann_lee_123", "bob_9"))
+    sessions = [{**adk_session(), "id": "default"}, bob, {**adk_session(), "id": "default", "app_name": "hotel"}]
+    (tmp_path / "all.jsonl").write_text("".join(json.dumps(x) + "\n" for x in sessions))
+    for i, x in enumerate(sessions):
+        (tmp_path / "folder").mkdir(exist_ok=True)
+        (tmp_path / "folder" / f"{i}.json").write_text(json.dumps(camel_keys(x) if i == 2 else x))
+    for path in (tmp_path / "all.jsonl", tmp_path / "folder"):
+        names = [e["episode_id"] for e in iter_transcript_events(path)]
+        assert sorted(set(names)) == ["ann_lee_123_airline_default", "ann_lee_123_hotel_default",
+                                      "bob_9_airline_default"]
+        assert len(names) == 3 * names.count("bob_9_airline_default")
 
 
 def test_several_agents_and_state_deltas():

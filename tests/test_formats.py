@@ -489,6 +489,9 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
             # the instance (or session, or an AutoGen state's, smolagents memory's or LlamaIndex history's file)
             assert {e["episode_id"] for e in events} == {name}
             events = [{**e, "episode_id": "conv-1"} for e in events]
+        if name == "adk":  # named by the session's user, app and id, ADK's key of a session
+            assert {e["episode_id"] for e in events} == {"ann_lee_123_airline_conv-1"}
+            events = [{**e, "episode_id": "conv-1"} for e in events]
         if name == "codex":  # named by the session's id (a UUID), as Codex names the rollout
             events = [{**e, "episode_id": "conv-1"} for e in events]
         if name == "codex-exec":  # it prints no prompt and no user words: tests/test_format_headless.py compares it

@@ -585,7 +585,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # heapq.heappush(order["ids"], x), from random import shuffle) may be changed in place by it: unknown from then on
 # (174 read ids[0] after random.shuffle(ids) as the first item written). examples/logs, the walkthrough's memories
 # and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 179
+# 180: an ADK session's conversation is named by its user, app and id (ann_lee_123_airline_conv-1), ADK's key of a
+# session; 169 named it by its id alone, and two users' (or apps') sessions of one id ("default") were refused as one
+# conversation logged twice. The events of every session convert byte for byte, their episode_id aside; files of every
+# other format, examples/logs but adk.json and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 180
 
 
 @dataclass(frozen=True)

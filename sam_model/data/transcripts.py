@@ -685,7 +685,7 @@ def _main(argv: list[str]) -> int:
                              "line's instance_id, else the file's name, or its session's (V1: the conversation's "
                              "folder); Strands: the session; Codex: the session, a fork's the session it was forked "
                              "from; Claude Code: the session, its subagents' with it; a Pydantic AI .json: the "
-                             "file's name; a smolagents memory's or LlamaIndex history's .json: the file's name; an ADK session: its id; an AutoGen save_state() .json: the file's name, a team's assistants "
+                             "file's name; a smolagents memory's or LlamaIndex history's .json: the file's name; an ADK session: its user, app and id; an AutoGen save_state() .json: the file's name, a team's assistants "
                              "together); default all")
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")

@@ -843,7 +843,7 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                 yield from _unique(_saved(q, list(documents(q)), name, docs), seen)
                 if on_file is not None:
                     on_file(q)
-        elif kind == "adk":  # a session's dump a file (or its sessions a line each), named by the session's id
+        elif kind == "adk":  # a session's dump a file (or its sessions a line each), named by its user, app and id
             for q in paths:
                 for doc, where in documents(q):
                     yield _item(doc, where, seen, format, "", "", alone=True)
@@ -1120,7 +1120,9 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
                                                ", a list of {task_id, trial, traj}; this is not one: drop --format "
                                                "(the content tells) or give the format it is (sam-data formats)")
         elif adk.is_session(obj) and format in (None, "adk"):  # session.model_dump_json(): its events
-            raw_id = _id(obj, "id", where)
+            # named by user, app and id, ADK's key of a session (an app may give ids: two users' "default" were one
+            # id), in ScopedMemory.episode_of's order, the episode SAMMemoryService stores the session in
+            raw_id = "/".join(_id(obj, k if k in obj else gemini.camel(k), where) for k in ("user_id", "app_name", "id"))
             conv = Conversation(episode_id_of(raw_id), obj["events"], where, episode_id_of(raw_id), "adk",
                                 adk.policy(obj, where))
         elif bedrock.is_invocation_log(obj):  # its "input" / "output" are no conversation's
