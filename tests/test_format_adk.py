@@ -155,6 +155,21 @@ def test_errors_name_the_event(tmp_path, capsys):
     assert "system: is a list, expected the agent's instruction (a string)" in capsys.readouterr().err
 
 
+def test_events_without_their_session_are_refused_saying_what_to_save(tmp_path, capsys):
+    """A session's events saved alone ([e.model_dump(mode="json") for e in session.events], a list or one a line, as
+    a SQL session service's events table holds them) or a session dump without its app and user: refused in one line
+    that says it is ADK's and what to save, not "expected a conversation {"id", "messages"}" with their keys."""
+    events = adk_session()["events"]
+    files = {"events.json": json.dumps(events), "events.jsonl": "".join(json.dumps(e) + "\n" for e in events),
+             "bare.json": json.dumps({"id": "conv-1", "events": events})}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        assert main([str(tmp_path / name), str(tmp_path / "o.jsonl")]) == 1
+        err = capsys.readouterr().err.strip()
+        assert "Google ADK" in err and "session.model_dump_json()" in err and "app_name" in err, err
+        assert len(err.splitlines()) == 1 and str(tmp_path / name) in err
+
+
 def test_detection_takes_no_other_formats_files(tmp_path):
     """ADK events are told by author beside invocation_id, no role: the Gemini contents inside them, a Gemini
     {"id", "contents"} conversation and every other format's example stay their own; a session elsewhere forced

@@ -28,6 +28,10 @@ from sam_model.data.formats import gemini
 from sam_model.data.formats.base import Chat, TranscriptFormatError, each
 from sam_model.io import json_type
 
+# what an event saved alone, or a session dump without its app and user, is refused with (they name no session)
+NOT_SESSION = ("Google ADK events without their session: the adk reader reads a session as session.model_dump_json() "
+               "writes it, its events beside its id, app_name and user_id; save the session (a session service's "
+               "get_session), not its events")
 _CONTENT = re.compile(r"(?<=, )content (\d+)")  # a Gemini reader's error names a content: named by its event
 
 

@@ -1167,6 +1167,9 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             reader = openhands.V1 if openhands.is_v1_event(obj) else "openhands"
             raise TranscriptFormatError(where, "an OpenHands event, not a conversation: the file is an OpenHands "
                                                f"trajectory, which the {reader} reader reads: ", Advice("format", reader))
+        elif adk.is_event(obj) or isinstance(obj, Mapping) and isinstance(obj.get("events"), list) and adk.sniff(
+                obj["events"]):  # a session's events saved alone, or a session without its app and user
+            raise TranscriptFormatError(where, adk.NOT_SESSION)
         elif isinstance(obj, Mapping) and {"episode_id", "step", "kind"} <= obj.keys():  # the converter's own output
             raise TranscriptFormatError(where, "an agent-log event (episode_id, step, kind), not a conversation: the "
                                                "file is an agent log already and needs no conversion (sam-data "
