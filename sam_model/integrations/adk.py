@@ -105,6 +105,7 @@ class SAMMemoryService(BaseMemoryService):
             stored = self._stored[key] if key in self._stored else self._resume(scopes, messages, policy)
             same = next((i for i, (a, b) in enumerate(zip(stored, messages)) if a != b), min(len(stored),
                                                                                           len(messages)))
+            self._last[(app, user)] = sid
             if same == len(messages):  # nothing new: an older snapshot of the session (two adds at once, the later
                 return 0  # stored first; or a turn rewound) keeps what is stored, which the next add is read against
             if same < len(stored):
@@ -124,7 +125,6 @@ class SAMMemoryService(BaseMemoryService):
                     "tool_call_id"))) for i in range(start, end)], **scopes, metadata=span)
                 start = end
             self._stored[key] = messages
-            self._last[(app, user)] = sid
         return len(messages) - same
 
     @staticmethod
