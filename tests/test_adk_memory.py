@@ -149,6 +149,28 @@ def test_a_service_restarted_with_another_instruction_reads_on_where_it_was(adap
     assert spans[0] == (0, 1) and spans[-1][1] == 8
 
 
+def test_a_restarted_service_reads_on_only_where_the_session_is_the_one_stored(adapter):
+    """A service made anew read on after the stored memories' adk_to whatever the session now holds: a session of a
+    reused id (an app's "default", deleted and made again) lost its first chat messages, as many as the old one
+    had stored, and one rewound while the service was down lost the turn said in place of the undone one. Each
+    add's memories carry a digest of the session's chat messages up to them, so only what is still the session's
+    beginning is taken as stored."""
+    store = ScopedMemory(HashingEncoder(64))
+    asyncio.run(adapter.SAMMemoryService(store).add_session_to_memory(session(id="default")))
+    new = session(id="default").doc
+    new["events"] = [{**new["events"][0], "content": {"role": "user", "parts": [{"text": "Book me to Oslo."}]}},
+                     {**new["events"][7], "content": {"role": "model", "parts": [{"text": "Booked: Oslo."}]}}]
+    asyncio.run(adapter.SAMMemoryService(store).add_session_to_memory(Dumped(new)))
+    texts = [t for _, t in stored(store, user_id="ann_lee_123")]
+    assert texts[8:] == ["Book me to Oslo.", "Booked: Oslo."] and len(texts) == 10
+    store = ScopedMemory(HashingEncoder(64))
+    asyncio.run(adapter.SAMMemoryService(store).add_session_to_memory(session()))
+    rewound = session(5).doc  # the second turn undone, "no, keep it" said instead
+    rewound["events"][4] = {**rewound["events"][4], "content": {"role": "user", "parts": [{"text": "no, keep it"}]}}
+    asyncio.run(adapter.SAMMemoryService(store).add_session_to_memory(Dumped(rewound)))
+    assert [t for _, t in stored(store, user_id="ann_lee_123")][-1] == "no, keep it"
+
+
 def test_search_returns_memory_entries_of_the_user_and_app_only(adapter):
     """ADK scopes memory by app and user: one user never recalls another's memories, one app never another's."""
     store = ScopedMemory(HashingEncoder(64))

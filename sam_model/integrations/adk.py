@@ -14,7 +14,8 @@ ScopedMemory the chat messages read past those stored of that session before. AD
 the whole session, so each event is stored once, however often the session is added; a session whose events no
 longer begin with those stored (a rewind) is read on from its first chat message that differs, said in a warning
 (what was stored stays). Each add's memories say their session and which of its chat messages they are (metadata
-SESSION, FROM, TO), so a service made anew (a restart, a service each request) reads on after them; and who said
+SESSION, FROM, TO, and DIGEST, a digest of the session's chat messages before TO), so a service made anew (a restart,
+a service each request) reads on after them where the session still begins with them; and who said
 them (AUTHOR: ``user`` or the agent, an add a run of one author's messages) and when (TIMESTAMP: its first event's
 time), which the entries a search returns carry. ``system``: the agent's instruction, which the session does not
 hold, read as the policy of each session (as the reader reads a dump's ``system`` field). A text longer than a memory
@@ -31,6 +32,7 @@ so the agent's event loop is not blocked by an encoder's forward pass.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 from datetime import datetime, timezone
@@ -53,8 +55,10 @@ from sam_model.memory import ScopedMemory
 
 log = logging.getLogger(__name__)
 
-# each add's memories: their session, which of its chat messages they are ([from, to)), who said them and when
+# each add's memories: their session, which of its chat messages they are ([from, to)), who said them and when, and
+# a digest of the session's chat messages before TO (what a service made anew checks the session still begins with)
 SESSION, FROM, TO, AUTHOR, TIMESTAMP = "adk_session", "adk_from", "adk_to", "adk_author", "adk_timestamp"
+DIGEST = "adk_digest"
 Key = tuple[str, str, str]  # (app_name, user_id, session id)
 
 
@@ -102,7 +106,8 @@ class SAMMemoryService(BaseMemoryService):
         policy = 1 if self.system else 0  # the policy, before the session's own chat messages: not counted in FROM/TO
         with self._lock:
             key = (app, user, sid)
-            stored = self._stored[key] if key in self._stored else self._resume(scopes, messages, policy)
+            digests = _digests(messages[policy:])
+            stored = self._stored[key] if key in self._stored else self._resume(scopes, messages, policy, digests)
             same = next((i for i, (a, b) in enumerate(zip(stored, messages)) if a != b), min(len(stored),
                                                                                           len(messages)))
             self._last[(app, user)] = sid
@@ -119,6 +124,7 @@ class SAMMemoryService(BaseMemoryService):
                     continue
                 author, when = self._said(events, sources, start)
                 span = {SESSION: sid, FROM: max(start - policy, 0), TO: max(end - policy, 0),
+                        DIGEST: digests[max(end - policy, 0)],
                         **({AUTHOR: author} if author else {}),
                         **({TIMESTAMP: when} if when is not None else {})}
                 self.memory.add([cut_as_importer(messages[i], sources[i], log, tools.get(messages[i].get(
@@ -136,14 +142,18 @@ class SAMMemoryService(BaseMemoryService):
         when = event.get("timestamp")
         return event.get("author"), when if isinstance(when, (int, float)) else None
 
-    def _resume(self, scopes: dict[str, str | None], messages: list[dict[str, Any]], policy: int) -> list[dict[str, Any]]:
+    def _resume(self, scopes: dict[str, str | None], messages: list[dict[str, Any]], policy: int,
+                digests: list[str]) -> list[dict[str, Any]]:
         """The chat messages of a session stored before this service saw it (its memories' TO): a service made
         anew read the session from its start, and stored it again. TO counts the session's chat messages, not the
         policy (``policy``: 1 where ``messages`` open with it): counted, a service restarted with an instruction
         given or dropped (the agent's, edited between deploys) read on one message off, storing one again or
-        losing one."""
+        losing one. A TO is taken where its DIGEST is that of the session's chat messages before it (``digests``):
+        taken whatever the session held, a session of a reused id, or one rewound while the service was down, lost
+        as many of its messages as the old one had stored (memories without a digest, of 2026-12-07, are taken)."""
         found = self.memory.get_all(**scopes, limit=None)["results"]
-        to = max((r["metadata"][TO] for r in found if isinstance(r["metadata"].get(TO), int)), default=0)
+        to = max((m[TO] for m in (r["metadata"] for r in found) if isinstance(m.get(TO), int) and 0 <= m[TO] < len(
+            digests) and m.get(DIGEST, digests[m[TO]]) == digests[m[TO]]), default=0)
         return messages[:to + policy]
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> Any:
@@ -160,6 +170,15 @@ class SAMMemoryService(BaseMemoryService):
         state = self.memory.live_state(user_id, app_name, last) if last is not None else None
         hits = self.memory.search(query, state=state, limit=self.k, **scopes)["results"]
         return SearchMemoryResponse(memories=[_entry(hit) for hit in hits])
+
+
+def _digests(chat: list[dict[str, Any]]) -> list[str]:
+    """The digest of each beginning of a session's chat messages: item ``n`` that of the first ``n``."""
+    h, out = hashlib.sha256(), [hashlib.sha256().hexdigest()[:16]]
+    for m in chat:
+        h.update(json.dumps(m, sort_keys=True, default=str).encode() + b"\n")
+        out.append(h.copy().hexdigest()[:16])
+    return out
 
 
 def _entry(hit: dict[str, Any]) -> Any:
