@@ -262,6 +262,20 @@ def test_two_services_of_one_memory_adding_a_session_at_once_store_it_once(adapt
     assert len(stored(store, user_id="ann_lee_123")) == 8
 
 
+def test_a_long_running_service_keeps_the_chat_of_its_latest_sessions_only(adapter, monkeypatch):
+    """The service kept every session's chat messages it ever stored, for the life of the process (a server's
+    memory growing with each session of each user); it keeps its SESSIONS latest, and one left out reads on from
+    what the scope holds, as a service made anew does: each message still stored once."""
+    monkeypatch.setattr(adapter, "SESSIONS", 2)
+    store = ScopedMemory(HashingEncoder(64))
+    service = adapter.SAMMemoryService(store)
+    for sid in ("a", "b", "c", "a", "d"):
+        asyncio.run(service.add_session_to_memory(session(4, id=sid)))
+    asyncio.run(service.add_session_to_memory(session(id="b")))  # left out when c and d were added
+    assert len(service._stored) == 2
+    assert [len(stored(store, user_id="ann_lee_123", run_id=s)) for s in "abcd"] == [4, 8, 4, 4]
+
+
 def test_bad_scopes_and_options_are_refused_in_one_line(adapter):
     store = ScopedMemory(HashingEncoder(16))
     with pytest.raises(ValueError, match="k"):

@@ -35,6 +35,7 @@ import asyncio
 import hashlib
 import json
 import logging
+from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import Any
 
@@ -59,6 +60,7 @@ log = logging.getLogger(__name__)
 # a digest of the session's chat messages before TO (what a service made anew checks the session still begins with)
 SESSION, FROM, TO, AUTHOR, TIMESTAMP = "adk_session", "adk_from", "adk_to", "adk_author", "adk_timestamp"
 DIGEST = "adk_digest"
+SESSIONS = 1024  # sessions whose chat a service keeps (a server's memory grew with every session it ever stored)
 Key = tuple[str, str, str]  # (app_name, user_id, session id)
 
 
@@ -82,7 +84,8 @@ class SAMMemoryService(BaseMemoryService):
             raise TypeError(f"SAMMemoryService: system is {type(system).__name__}, expected the agent's instruction "
                             "(a string) or None")
         self.memory, self.k, self.system = memory, check_k(k), system
-        self._stored: dict[Key, list[dict[str, Any]]] = {}  # each session's chat messages stored
+        # the chat messages stored of the SESSIONS sessions added last (one left out reads on as a service made anew)
+        self._stored: OrderedDict[Key, list[dict[str, Any]]] = OrderedDict()
         self._last: dict[tuple[str, str], str] = {}  # (app, user) -> the session added last: its state ranks
         # the memory's own lock, not one of this service: services made anew (each request) over one memory read
         # on after what each other stored, and two of them adding a session at once both stored it
@@ -131,6 +134,9 @@ class SAMMemoryService(BaseMemoryService):
                     "tool_call_id"))) for i in range(start, end)], **scopes, metadata=span)
                 start = end
             self._stored[key] = messages
+            self._stored.move_to_end(key)
+            while len(self._stored) > SESSIONS:
+                self._stored.popitem(last=False)
         return len(messages) - same
 
     @staticmethod
