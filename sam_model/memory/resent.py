@@ -49,6 +49,15 @@ format's add, a kept add read as new, took the hook's adds' mark of the whole co
 all the scope was given, and every later history of the hook was stored again (21 memories for 7; a hook adding
 each message alone, then its whole history, 13 for 9). To another format's kept adds such an add is apart
 (:func:`apart`): they keep their marks, the last of each format its own.
+
+Two conversations of one format in a scope (two sessions of an OpenAI loop adding their whole histories to one
+user's scope, or an OpenAI and an Anthropic loop) were one to it too: each one's add, read as new, took the other's
+mark, and a history whose first turn was words alone stored them again at each later turn (18 memories for 12). A
+history opening with its system message is a conversation from its start: its kept adds hold its opening
+(:func:`opening`), and an add read as new takes the marks of its own opening's adds alone (:func:`kept`). A history
+opening with the user's words (Anthropic's, Converse's: their system prompt is no message) tells no start from a
+message added alone: those share one mark, as before (a first add of words alone, the run's messages, then the
+same words again with the next run's: the words are stored again).
 """
 
 from __future__ import annotations
@@ -64,6 +73,7 @@ from sam_model.memory.live import digest
 FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents", "llamaindex", "openai", "anthropic", "langchain", "adk")
 KEPT = 8  # adds a scope keeps the key of (:func:`kept`): a run made at once with another adds soon after it
 TAIL = 256  # messages of the last add of a TAILED format a scope keeps the digest of, one each (:func:`compacted`)
+OPENING = "opening:"  # a kept add's opening digest begins so (:func:`opening`), told from its format after it
 TAILED = ("pydantic-ai", "llamaindex")  # the formats whose last add's TAIL a scope keeps, for :func:`compacted`
 # an add's note (:func:`note`): the format's messages, and what told them
 NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
@@ -84,9 +94,32 @@ def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
     older kept adds' marks: :func:`apart`)."""
     if not items or (fmt := detect(list(items))) not in FORMATS or (told := _digest(items)) is None:
         return None
+    end = [*([o] if (o := opening(items, fmt)) else []), fmt]
     if fmt in TAILED and None not in (tail := [_one(m) for m in items[-TAIL:]]):
-        return [told, len(items), whole, tail, fmt]  # its last messages one by one, for a compaction's (compacted)
-    return [told, len(items), *[True] * whole, fmt]
+        return [told, len(items), whole, tail, *end]  # its last messages one by one, for a compaction's (compacted)
+    return [told, len(items), *[True] * whole, *end]
+
+
+def opening(items: Sequence[Any], fmt: str) -> str | None:
+    """The conversation an add of ``items`` (of format ``fmt``) is the whole history of, where it tells: its system
+    messages and the message after them, digested (:data:`OPENING` first); None where it opens with no system
+    message (or holds nothing after them). A history opening with its system message is a conversation from its
+    start, no message added alone: two loops of one agent in one scope (two sessions, each adding its whole history
+    after each turn) each keep their own mark of their whole conversation (:func:`kept`). Without one (Anthropic's
+    and Converse's system prompts are no message) a new conversation's first add reads as the scope's conversation
+    going on, added a message at a time: one mark for all, as before (:func:`kept`)."""
+    system = _SYSTEM.get(fmt)
+    if system is None or not system(items[0]):
+        return None
+    j = next((i for i, m in enumerate(items) if not system(m)), None)
+    told = None if j is None else _digest(list(items[:j + 1]))
+    return None if told is None else OPENING + told[:16]
+
+
+def opening_of(k: Sequence[Any]) -> str | None:
+    """The opening (:func:`opening`) a kept add (:func:`key`) holds before its format; None: none (or a key saved
+    before 2026-12-07's openings)."""
+    return k[-2] if len(k) > 3 and isinstance(k[-2], str) and k[-2].startswith(OPENING) else None
 
 
 def lane(fmt: str | None) -> str | None:
@@ -110,8 +143,8 @@ def mine(kept: Sequence[Any] | None, items: Sequence[Any] | str | None) -> list[
 
 
 def _tag(k: Sequence[Any]) -> list[str]:
-    """A kept add's format as the end of a key ([] where it has none)."""
-    return [] if (fmt := format_of(k)) is None else [fmt]
+    """A kept add's opening (:func:`opening_of`) and format as the end of a key ([] where it has none)."""
+    return [] if (fmt := format_of(k)) is None else [*([o] if (o := opening_of(k)) else []), fmt]
 
 
 def whole(last: Sequence[Any] | None) -> bool:
@@ -205,7 +238,8 @@ def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> l
         if not _ours(k, fmt):
             out.append(next(others))
         elif k[:2] != sent[:2]:
-            out.append(k[:2] + [True] * (again and whole(k)) + _tag(k))  # the last add's tail alone is kept
+            # a conversation of another opening keeps its mark (opening); the last add's tail alone is kept
+            out.append(k[:2] + [True] * (whole(k) and (again or opening_of(k) != opening_of(sent))) + _tag(k))
     over = sum(_ours(k, fmt) for k in out) + 1 - KEPT  # the oldest of its format past KEPT go
     for k in [k for k in out if _ours(k, fmt)][:max(over, 0)]:
         out.remove(k)
@@ -225,7 +259,7 @@ def dropped(before: Sequence[Any]) -> list[list[Any]]:
     time (or a message at a time: in another scope's words, a greeting) that opened with the deleted
     conversation's first add, going on past it, lost its opening, read as that add sent again (until stop 63).
     The last of each format (:func:`lane`; of none, saved before 2026-12-07) keeps it: each agent holds its own."""
-    last = {lane(format_of(k)): i for i, k in enumerate(before)}.values()
+    last = {(lane(format_of(k)), opening_of(k)): i for i, k in enumerate(before)}.values()
     return [k if i in last else k[:2] + _tag(k) for i, k in enumerate(before)]
 
 
@@ -450,6 +484,11 @@ def _adk_once(m: Mapping[str, Any]) -> bool:
 
 # the formats whose messages each tell alone whether they hold an id written once (:func:`_once`)
 _CALL_IDS = {"openai": _openai_once, "anthropic": _anthropic_once, "langchain": _langchain_once, "adk": _adk_once}
+# whether a message of each format whose system messages are messages is one (:func:`opening`)
+_SYSTEM = {"openai": lambda m: isinstance(m, Mapping) and m.get("role") in ("system", "developer"),
+           "llamaindex": lambda m: isinstance(m, Mapping) and m.get("role") == "system",
+           "autogen": lambda m: isinstance(m, Mapping) and m.get("type") == "SystemMessage",
+           "langchain": lambda m: isinstance(m, Mapping) and (unwrap(m) or ("",))[0] == "system"}
 
 
 def _digest(items: Sequence[Any]) -> str | None:
@@ -484,9 +523,9 @@ def check(d: Any, name: str) -> list[list[Any]]:
     if isinstance(d, list) and d and isinstance(d[0], str):
         d = [d]
     if not (isinstance(d, list) and d and all(isinstance(k, list) and _formatted(k, name, i) and _key_ok(
-            k[:len(k) - (format_of(k) is not None)]) for i, k in enumerate(d))):
+            k[:len(k) - len(_tag(k))]) for i, k in enumerate(d))):
         raise ValueError(f"{name} must be a list of [digest, count] (then true where it held the scope's whole "
-                         f"conversation, then the format), up to {KEPT} of each format, of the scope's last adds of "
+                         f"conversation, its '{OPENING}...', the format), up to {KEPT} of each format, of the scope's last adds of "
                          "Converse, Pydantic AI, AutoGen, smolagents, LlamaIndex, OpenAI chat, Anthropic or LangChain "
                          "messages")
     _one_a_format(d, name, KEPT)
@@ -518,5 +557,6 @@ def _key_ok(d: Any) -> bool:
             d[2], bool) and isinstance(d[3], list) and len(d[3]) <= TAIL and all(isinstance(t, str) for t in d[3]))
 
 
-__all__ = ["FORMATS", "KEPT", "TAIL", "apart", "check", "check_given", "compacted", "dropped", "format_of", "given", "key",
-           "kept", "lane", "mine", "new_mark", "note", "opens_with_given", "repeated", "whole"]
+__all__ = ["FORMATS", "KEPT", "OPENING", "TAIL", "apart", "check", "check_given", "compacted", "dropped", "format_of",
+           "given", "key", "kept", "lane", "mine", "new_mark", "note", "opening", "opening_of", "opens_with_given",
+           "repeated", "whole"]
