@@ -58,6 +58,13 @@ history opening with its system message is a conversation from its start: its ke
 opening with the user's words (Anthropic's, Converse's: their system prompt is no message) tells no start from a
 message added alone: those share one mark, as before (a first add of words alone, the run's messages, then the
 same words again with the next run's: the words are stored again).
+
+Responses items and Gemini contents (:data:`LIVE`) are read with a scope's open turn (sam_model.memory.live), which
+drops an item told by its id that a closed turn read, but reads a user's bare message item, and every Gemini
+content, as it comes: a whole input list or contents list added after each turn stored the earlier turns' messages
+again (Responses 17 memories for 12, Gemini 19 for 10). An add of two or more of them that tells its format alone
+follows the rule above (an item's ``id`` or ``call_id``, a Gemini call's ``id``, written once; words alone by the
+mark), and the open turn reads the rest.
 """
 
 from __future__ import annotations
@@ -70,7 +77,9 @@ from sam_model.data.formats import detect, llamaindex
 from sam_model.data.formats.langchain_messages import unwrap
 from sam_model.memory.live import digest
 
-FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents", "llamaindex", "openai", "anthropic", "langchain", "adk")
+FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents", "llamaindex", "openai", "anthropic", "langchain", "adk",
+           "responses", "gemini")
+LIVE = ("responses", "gemini")  # of FORMATS, those a scope's open turn reads (sam_model.memory.live): it reads the rest
 KEPT = 8  # adds a scope keeps the key of (:func:`kept`): a run made at once with another adds soon after it
 TAIL = 256  # messages of the last add of a TAILED format a scope keeps the digest of, one each (:func:`compacted`)
 OPENING = "opening:"  # a kept add's opening digest begins so (:func:`opening`), told from its format after it
@@ -84,7 +93,9 @@ NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
          "openai": ("OpenAI chat", "told by their tool call ids"),
          "anthropic": ("Anthropic", "told by their tool_use ids"),
          "langchain": ("LangChain", "told by their message or tool call ids"),
-         "adk": ("Google ADK", "told by their event ids")}
+         "adk": ("Google ADK", "told by their event ids"),
+         "responses": ("Responses", "told by their item or call ids"),
+         "gemini": ("Gemini", "told by their function call ids")}
 
 
 def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
@@ -358,7 +369,7 @@ def note(items: Sequence[Any], again: int, latest: bool | None = True, at: int =
     (:func:`compacted`; ``end``: the end of the last add, opening a history trimmed), were read once: what told them, their
     ids or times, or where they hold none, that they were the scope's whole conversation (said told by ids it had
     none of until stop 63)."""
-    name, told = NAMES[detect(list(items))]
+    name, told = NAMES[fmt := detect(list(items))]
     if not at and not end and not _once(list(items[:again])):
         told = "the scope's whole conversation, which the add goes on from"
     which = "the scope's last add" if latest else f"one of the scope's last {KEPT} adds"
@@ -368,7 +379,8 @@ def note(items: Sequence[Any], again: int, latest: bool | None = True, at: int =
         which = "the end of the scope's last add, kept after a compaction"
     elif end:
         which = "the end of the scope's last add (the history trimmed before it)"
-    return f"data[{at}:{at + again}]: {which} of {name} messages ({told}), sent again: read once, not stored again"
+    said = {"responses": "items", "gemini": "contents"}.get(fmt, "messages")
+    return f"data[{at}:{at + again}]: {which} of {name} {said} ({told}), sent again: read once, not stored again"
 
 
 def _once(head: list[Any]) -> bool:
@@ -464,6 +476,20 @@ def _anthropic_once(m: Mapping[str, Any]) -> bool:
                or b.get("type") == "tool_result" and _id(b.get("tool_use_id"), None) for b in blocks)
 
 
+def _responses_once(m: Mapping[str, Any]) -> bool:
+    """Whether a Responses item holds an id the API writes once: an output item's ``id`` (``msg_...``, ``fc_...``,
+    ``rs_...``) or a call's or output's ``call_id``. A user's bare message holds none."""
+    return _id(m.get("id"), None) or _id(m.get("call_id"), m.get("name"))
+
+
+def _gemini_once(m: Mapping[str, Any]) -> bool:
+    """Whether a Gemini content holds a ``functionCall`` or ``functionResponse`` with its ``id`` (the API writes one
+    each call in its newer versions; most contents hold none)."""
+    parts = m.get("parts") if isinstance(m.get("parts"), list) else ()
+    return any(isinstance(p, Mapping) and isinstance(f := p.get("functionCall", p.get("function_call", p.get(
+        "functionResponse", p.get("function_response")))), Mapping) and _id(f.get("id"), f.get("name")) for p in parts)
+
+
 def _langchain_once(m: Mapping[str, Any]) -> bool:
     """Whether a LangChain message holds its own ``id`` (a model's response id on an AIMessage, the uuid LangGraph's
     add_messages gives each message), a tool call's ``id`` or a ToolMessage's ``tool_call_id``."""
@@ -483,7 +509,8 @@ def _adk_once(m: Mapping[str, Any]) -> bool:
 
 
 # the formats whose messages each tell alone whether they hold an id written once (:func:`_once`)
-_CALL_IDS = {"openai": _openai_once, "anthropic": _anthropic_once, "langchain": _langchain_once, "adk": _adk_once}
+_CALL_IDS = {"openai": _openai_once, "anthropic": _anthropic_once, "langchain": _langchain_once, "adk": _adk_once,
+             "responses": _responses_once, "gemini": _gemini_once}
 # whether a message of each format whose system messages are messages is one (:func:`opening`)
 _SYSTEM = {"openai": lambda m: isinstance(m, Mapping) and m.get("role") in ("system", "developer"),
            "llamaindex": lambda m: isinstance(m, Mapping) and m.get("role") == "system",
@@ -527,7 +554,7 @@ def check(d: Any, name: str) -> list[list[Any]]:
         raise ValueError(f"{name} must be a list of [digest, count] (then true where it held the scope's whole "
                          f"conversation, its '{OPENING}...', the format), up to {KEPT} of each format, of the scope's last adds of "
                          "Converse, Pydantic AI, AutoGen, smolagents, LlamaIndex, OpenAI chat, Anthropic or LangChain "
-                         "messages")
+                         "messages, Responses items or Gemini contents")
     _one_a_format(d, name, KEPT)
     return d
 
@@ -557,6 +584,6 @@ def _key_ok(d: Any) -> bool:
             d[2], bool) and isinstance(d[3], list) and len(d[3]) <= TAIL and all(isinstance(t, str) for t in d[3]))
 
 
-__all__ = ["FORMATS", "KEPT", "OPENING", "TAIL", "apart", "check", "check_given", "compacted", "dropped", "format_of",
+__all__ = ["FORMATS", "KEPT", "LIVE", "OPENING", "TAIL", "apart", "check", "check_given", "compacted", "dropped", "format_of",
            "given", "key", "kept", "lane", "mine", "new_mark", "note", "opening", "opening_of", "opens_with_given",
            "repeated", "whole"]

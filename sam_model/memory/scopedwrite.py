@@ -22,7 +22,7 @@ import numpy as np
 
 from sam_model.data.chatmessages import policy_of
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
-from sam_model.data.formats import autogen, codex_exec, gemini_cli, pydantic_ai
+from sam_model.data.formats import autogen, codex_exec, detect, gemini_cli, pydantic_ai
 from sam_model.data.schema import MAX_STEP, Event, LogFormatError, State, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState
@@ -195,12 +195,23 @@ class ScopedWrites:
             raise NoTextError(EMPTY.format("data"))
         fmt = self._live_format(items, episode)
         if fmt is not None:  # an agent's session lines: read with the scope's open turn
+            notes, whole = [], self._whole_list(items, fmt)
+            opens = not getattr(self._trackers.get(episode), "events", None)
+            again, rest, name, last, _ = self._resent(items, episode, "data") if whole else (0, items, "data", None, 0)
+            if again:  # Responses items or Gemini contents sent again whole: the rest alone (resent.LIVE)
+                notes.append({"reason": resent.note(items, again, None if last is None else
+                                                    last == resent.mine(self._sent[episode], items)[-1])})
             # a session's lines are not held to the length limit (the agent wrote them), Responses items are
-            skipped, notes = (read if read is not None else read_add(
-                data, "data", session=fmt in live.LIVE, fmt=_checked(fmt),
-                worded=live.worded(self._open.get(episode))))[1], []
-            out = {"results": self._add_messages([], episode, scopes, metadata, notes, lines=(fmt, items))}
-            self._apart(episode)
+            skipped = (read if read is not None else read_add(
+                rest, name, session=fmt in live.LIVE, fmt=_checked(fmt),
+                worded=live.worded(self._open.get(episode))) if rest else ([], []))[1]
+            out = {"results": self._add_messages([], episode, scopes, metadata, notes, lines=(fmt, rest))
+                   if rest else []}
+            if whole and (sent := resent.key(items, resent.whole(last) if again else opens or resent.new_mark(
+                    items, self._sent.get(episode)))) is not None:
+                self._keep(episode, items, rest, sent, bool(again))
+            else:
+                self._apart(episode)
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
             notes = []
@@ -219,11 +230,7 @@ class ScopedWrites:
             whole = resent.whole(last) if again else opens or resent.new_mark(items, self._sent.get(episode))
             # a text is a fact remembered (MCP remember's text), not a history sent: apart, as before OpenAI's rule
             if not text and (sent := resent.key(items, whole)) is not None:
-                self._sent[episode] = resent.kept(self._sent.get(episode), sent, bool(again))
-                self._given[episode] = resent.given(self._given.get(episode), rest if again else items,
-                                                    resent.format_of(sent))
-                if self._given[episode] is None:
-                    del self._given[episode]
+                self._keep(episode, items, rest, sent, bool(again))
             else:
                 self._apart(episode)
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
@@ -277,10 +284,11 @@ class ScopedWrites:
             list(data) if isinstance(data, Sequence) else [])
         episode = self.episode_of(user_id, agent_id, run_id)
         fmt = self._live_format(items, episode) if items else None
-        if fmt is None and _is_messages(items):
+        if fmt is None and _is_messages(items) or fmt is not None and self._whole_list(items, fmt):
             again, rest, rest_name, *_ = self._resent(items, episode, name)
             if again:  # read as the add reads it: the rest, its calls counted, named messages[4:]
-                return read_add(rest, rest_name, max_calls) if rest else ([], [])
+                live_turn = {} if fmt is None else {"fmt": _checked(fmt), "worded": live.worded(self._open.get(episode))}
+                return read_add(rest, rest_name, max_calls, **live_turn) if rest else ([], [])
         return read_add(data, name, max_calls, session=fmt in live.LIVE, fmt=_checked(fmt),
                         worded=live.worded(self._open.get(episode)))
 
@@ -304,6 +312,21 @@ class ScopedWrites:
             return again, items[:at] + items[at + again:], cut_name, resent.mine(kept, items)[-1], at
         again = last[1] if last is not None else 0
         return again, items[again:], f"{name}[{again}:]" if again else name, last, 0
+
+    def _keep(self, episode: str, items: list[Any], rest: list[Any], sent: list[Any], again: bool) -> None:
+        """Keep an add of agent histories' messages (its key ``sent``; ``again``: its start was a kept add sent
+        again, ``rest`` what followed) among the scope's kept adds and all it was given (sam_model.memory.resent)."""
+        self._sent[episode] = resent.kept(self._sent.get(episode), sent, again)
+        self._given[episode] = resent.given(self._given.get(episode), rest if again else items,
+                                            resent.format_of(sent))
+        if self._given[episode] is None:
+            del self._given[episode]
+
+    @staticmethod
+    def _whole_list(items: list[Any], fmt: str) -> bool:
+        """Whether an add read with the scope's open turn (of format ``fmt``) may be a whole list sent again: Responses
+        items or Gemini contents whose format they tell alone (resent.LIVE; a bare user message alone tells none)."""
+        return fmt in resent.LIVE and len(items) > 1 and detect(items) == fmt
 
     def _apart(self, episode: str) -> None:
         """After an add of other items than the kept adds' (sam_model.memory.resent.apart): they stay, told by
