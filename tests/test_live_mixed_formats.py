@@ -193,3 +193,53 @@ def test_a_whole_history_sent_again_is_not_chained_against_all_it_was_given(monk
     heads.clear()
     assert "data[0:4]: the scope's last add" in memory.add(msgs, user_id="t", run_id="r")["notes"][0]["reason"]
     assert heads == [False]  # what it was given chained on with the rest alone
+
+
+def _old_save(memory: ScopedMemory, tmp_path) -> ScopedMemory:
+    """``memory`` saved as before the formats (keys [digest, count(, true)], 'given' one [digest, count]), loaded."""
+    saved = memory.save(tmp_path / "old")
+    d = json.loads((saved / "scoped.json").read_text())
+    old = {**d, "sent": {ep: [k[:-1] for k in ks] for ep, ks in d["sent"].items()},
+           "given": {ep: g[0][:2] for ep, g in d.get("given", {}).items()}}
+    (saved / "scoped.json").write_text(json.dumps(old))
+    return ScopedMemory.load(saved, HashingEncoder(16))
+
+
+@pytest.mark.parametrize(("history", "between", "want"), [
+    ("words", "openai messages", 22), ("words", None, 6), ("words", "a fact as text", 7),
+    ("calls", "openai messages", 10), ("calls", None, 8), ("one by one", "openai messages", 13),
+    ("one by one", None, 8)])
+def test_documents_behaviour_a_save_from_before_the_formats_given_another_format_first(tmp_path, history, between,
+                                                                                        want):
+    """Documents behaviour (README): a scope saved before the formats, its hook's first message added (or the claims
+    conversation's first 4 messages one by one), loaded: its keys are of any format, so another format's add before
+    the hook's next one takes their mark (and chains into all the scope was given), as before: a history of words
+    alone is stored again at every later message (22 memories for 7), one with calls stores its first words again
+    (10 for 9), and the whole history after messages added one by one stores them again but the first (13 for 9).
+    A text between, or the hook's own add first, reads each message once."""
+    msgs = [_words(r, s) for r, s in WORDS] if history == "words" else _claim()
+    memory = _memory()
+    for m in msgs[:4 if history == "one by one" else 1]:
+        memory.add([m], user_id="t", run_id="r")
+    memory = _old_save(memory, tmp_path)
+    if between:
+        memory.add(BETWEEN[between], user_id="t", run_id="r")
+    for end in [len(msgs)] if history == "one by one" else range(2, len(msgs) + 1):
+        memory.add(msgs[:end], user_id="t", run_id="r")
+    assert len(_said(memory)) == want
+
+
+@pytest.mark.parametrize("history", ["words", "calls", "one by one"])
+def test_a_save_from_before_the_formats_read_on_by_its_own_agent_first_keeps_each_message_once(tmp_path, history):
+    """The same save, the hook's own next add before the OpenAI add: its kept add (and all it was given) holds its
+    format from there, and the OpenAI add leaves them: each message once."""
+    msgs = [_words(r, s) for r, s in WORDS] if history == "words" else _claim()
+    memory = _memory()
+    for m in msgs[:4 if history == "one by one" else 1]:
+        memory.add([m], user_id="t", run_id="r")
+    memory = _old_save(memory, tmp_path)
+    memory.add([msgs[4]] if history == "one by one" else msgs[:2], user_id="t", run_id="r")
+    memory.add(BETWEEN["openai messages"], user_id="t", run_id="r")
+    for end in [len(msgs)] if history == "one by one" else range(3, len(msgs) + 1):
+        memory.add(msgs[:end], user_id="t", run_id="r")
+    assert len(_said(memory)) == len(msgs) + 1
