@@ -151,3 +151,13 @@ def test_a_loop_with_calls_beside_a_loop_of_words_is_unchanged():
     as before."""
     whole, new = interleaved(openai_chat(), taxi(), [(4, 3), (8, 7)], "in process", None)
     assert whole == new
+
+
+def test_a_conversation_adding_at_each_message_does_not_push_the_others_last_add_out():
+    """Each format keeps its last 8 adds: a session adding its whole history at each message (9 adds) pushed the
+    other session's last add out, and that one's next history, its calls told by their ids, was stored again whole.
+    The oldest of the conversation keeping most go first."""
+    first = [*booking(), {"role": "user", "content": "Thanks!"}, {"role": "assistant", "content": "Enjoy."}]
+    second = taxi()
+    whole, new = interleaved(second, first, [(6, 0), *((6, e) for e in range(1, 10)), (7, 9)], "in process", None)
+    assert whole == new and len(new) == 6 + 8

@@ -70,6 +70,7 @@ mark), and the open turn reads the rest.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -236,7 +237,9 @@ def _over(last: Sequence[Any], rest: list[Any]) -> bool:
 
 def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> list[list[Any]]:
     """The scope's kept adds (:func:`repeated`) after an add whose :func:`key` is ``sent``: the last KEPT of its
-    format (:func:`mine`). An add that is no kept add sent again (``again`` false) takes the older ones' mark of the
+    format (:func:`mine`), the oldest of the conversation (:func:`opening`) that holds most going first: a session
+    adding its whole history at each message pushed another's last add out after 8 messages, and the other's next
+    history was stored again whole, ids and all. An add that is no kept add sent again (``again`` false) takes the older ones' mark of the
     scope's whole conversation (:func:`whole`): the conversation went on past them, so an add opening with one of
     them is no longer its whole history sent again but may be its opening said again (a first add of the user's
     words alone, the run's messages added after it, then the same words with the next run's: until stop 63 the
@@ -251,8 +254,11 @@ def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> l
         elif k[:2] != sent[:2]:
             # a conversation of another opening keeps its mark (opening); the last add's tail alone is kept
             out.append(k[:2] + [True] * (whole(k) and (again or opening_of(k) != opening_of(sent))) + _tag(k))
-    over = sum(_ours(k, fmt) for k in out) + 1 - KEPT  # the oldest of its format past KEPT go
-    for k in [k for k in out if _ours(k, fmt)][:max(over, 0)]:
+    ours = [k for k in out if _ours(k, fmt)]
+    for _ in range(len(ours) + 1 - KEPT):  # past KEPT of its format, the oldest of the opening kept most go
+        count = Counter(opening_of(k) for k in [*ours, sent])
+        k = next(k for k in ours if count[opening_of(k)] == max(count.values()))
+        ours.remove(k)
         out.remove(k)
     return [*out, sent]
 
