@@ -239,11 +239,11 @@ def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> l
     """The scope's kept adds (:func:`repeated`) after an add whose :func:`key` is ``sent``: the last KEPT of its
     format (:func:`mine`), the oldest of the conversation (:func:`opening`) that holds most going first: a session
     adding its whole history at each message pushed another's last add out after 8 messages, and the other's next
-    history was stored again whole, ids and all. An add that is no kept add sent again (``again`` false) takes the older ones' mark of the
-    scope's whole conversation (:func:`whole`): the conversation went on past them, so an add opening with one of
-    them is no longer its whole history sent again but may be its opening said again (a first add of the user's
-    words alone, the run's messages added after it, then the same words with the next run's: until stop 63 the
-    words were dropped). Another format's kept adds are no part of that conversation: to them the add is apart
+    history was stored again whole, ids and all. An add that is no kept add sent again (``again`` false) takes the
+    older ones' mark of the scope's whole conversation (:func:`whole`), those of its own opening: the conversation
+    went on past them, so an add opening with one of them is no longer its whole history sent again but may be its
+    opening said again (a first add of the user's words alone, the run's messages added after it, then the same
+    words with the next run's: until stop 63 the words were dropped). Another format's kept adds are no part of that conversation: to them the add is apart
     (:func:`apart`, the last of each keeps its mark; until 2026-12-07 an OpenAI add took a Converse hook's)."""
     fmt, before = format_of(sent), list(before or ())
     others = iter(apart([k for k in before if not _ours(k, fmt)]))
@@ -558,9 +558,9 @@ def check(d: Any, name: str) -> list[list[Any]]:
     if not (isinstance(d, list) and d and all(isinstance(k, list) and _formatted(k, name, i) and _key_ok(
             k[:len(k) - len(_tag(k))]) for i, k in enumerate(d))):
         raise ValueError(f"{name} must be a list of [digest, count] (then true where it held the scope's whole "
-                         f"conversation, its '{OPENING}...', the format), up to {KEPT} of each format, of the scope's last adds of "
-                         "Converse, Pydantic AI, AutoGen, smolagents, LlamaIndex, OpenAI chat, Anthropic or LangChain "
-                         "messages, Responses items or Gemini contents")
+                         f"conversation, its '{OPENING}...', the format), up to {KEPT} of each format, of the "
+                         "scope's last adds of Converse, Pydantic AI, AutoGen, smolagents, LlamaIndex, OpenAI chat, "
+                         "Anthropic or LangChain messages, Responses items or Gemini contents")
     _one_a_format(d, name, KEPT)
     return d
 
@@ -590,6 +590,6 @@ def _key_ok(d: Any) -> bool:
             d[2], bool) and isinstance(d[3], list) and len(d[3]) <= TAIL and all(isinstance(t, str) for t in d[3]))
 
 
-__all__ = ["FORMATS", "KEPT", "LIVE", "OPENING", "TAIL", "apart", "check", "check_given", "compacted", "dropped", "format_of",
-           "given", "key", "kept", "lane", "mine", "new_mark", "note", "opening", "opening_of", "opens_with_given",
+__all__ = ["FORMATS", "KEPT", "LIVE", "OPENING", "TAIL", "apart", "check", "check_given", "compacted", "dropped",
+           "format_of", "given", "key", "kept", "lane", "mine", "new_mark", "note", "opening", "opening_of", "opens_with_given",
            "repeated", "whole"]

@@ -122,8 +122,9 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # (ids of a save before each scope had its place in the episode's name): history's check once it is deleted
         self._owners: dict[Any, tuple | None] = {}
         self._open: dict[str, live.OpenTurn] = {}  # episode -> the open turn of an agent's session fed line by line
-        # episode -> its last adds of agent histories' messages (resent.FORMATS), [[digest, count(, true)(, opening), format], ...]
-        # newest last, KEPT a format (sam_model.memory.resent): one sent again whole with the next turn's is read once
+        # episode -> its last adds of agent histories' messages (resent.FORMATS),
+        # [[digest, count(, true)(, opening), format], ...] newest last, KEPT a format (sam_model.memory.resent): one
+        # sent again whole with the next turn's is read once
         self._sent: dict[str, list] = {}
         # episode -> [[digest, count, format], ...] of every message of each of those formats it was given, in order
         # (resent.given): a whole history sent after messages added one at a time opens with them
