@@ -324,6 +324,24 @@ def test_only_a_recall_the_callbacks_user_could_be_given_is_left_out(adapter):
     assert "recall_shared: [1 memory recalled: stored already]" in texts, texts
 
 
+def test_a_recalls_text_inside_a_line_of_other_output_is_stored_as_it_is(adapter):
+    """A recall's text is its own lines in a step's output (a ToolCallingAgent's result, a CodeAgent's print of it):
+    the same words inside a line of a genuine tool's output ("11. Mia took 3 days in March") are that tool's, and
+    replaced by the marker they were lost from the store (matched as a substring, they were)."""
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Mia took 3 days", user_id="mia")
+    said = adapter.SAMRecallTool(store, user_id="mia", k=1)(query="days taken")
+    assert said == "1. Mia took 3 days", said
+    log = "Leave log:\n11. Mia took 3 days in March\n12. Mia took 1. Mia took 3 days"
+    agent = Agent([adapter.SAMStepCallback(store, user_id="mia")])
+    agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None},
+                                           _action(1, [("recall_memory", {"query": "days taken"})], said),
+                                           _action(2, [("leave_log", {})], log)], reset=True)
+    texts = [text for _, text in listed(store, user_id="mia")]
+    assert "recall_memory: [1 memory recalled: stored already]" in texts, texts
+    assert f"leave_log: {log}" in texts, texts
+
+
 @pytest.mark.parametrize("make", ["SAMStepCallback", "SAMRecallTool"])
 @pytest.mark.parametrize(("given", "named"), [({"user_id": "", "agent_id": "hr"}, "user_id"),
                                               ({"user_id": "mia", "run_id": "a/b"}, "run_id"),

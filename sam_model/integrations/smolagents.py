@@ -24,8 +24,9 @@ A recall's memories are the store's already: stored as the step's observation, e
 step, in the bank and in the training data read of it (a memory recalled each run came back once more each run).
 The callbacks of a store replace the text of its recall tools' recent outputs (``KEEP``; the callback's user's
 recalls and those of no user, not another user's) in a step's ``observations`` (a ToolCallingAgent's recall_memory result, what a CodeAgent's code printed of it) with a marker,
-``[3 memories recalled: stored already]``; the call itself, the step's other output and "No memories found." are
-stored as they were. A dump of the agent's memory still holds the recalls: ``sam-data transcripts`` reads them.
+``[3 memories recalled: stored already]``, where it stands on lines of its own (inside a line of other output the
+same words are that output's); the call itself, the step's other output and "No memories found." are stored as they
+were. A dump of the agent's memory still holds the recalls: ``sam-data transcripts`` reads them.
 
 :class:`SAMRecallTool` is a smolagents ``Tool`` (``recall_memory(query)``) the agent calls to search the scopes'
 memories: ranked by the scopes' live state (the state of the newest step a callback of the same scopes added: the
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import weakref
 from collections import deque
@@ -92,7 +94,8 @@ def unrecalled(d: dict[str, Any], memory: ScopedMemory, user_id: str | None) -> 
     recall_memory output, a CodeAgent's printed one) replaced by a marker, the call itself kept: a recall's memories
     are copies of the store's. By text, not by tool name: a CodeAgent's observations are its code's printed logs,
     what a recall printed among the rest, and a managed agent's answer may quote its own recall. Only recalls of
-    ``user_id``'s memories or of no user's (a shared tool's): what another user's recall gave says nothing here."""
+    ``user_id``'s memories or of no user's (a shared tool's): what another user's recall gave says nothing here. A
+    recall's text is matched as whole lines (a print of it, a tool's result): inside a line it is other output's."""
     seen = d.get("observations")
     if not isinstance(seen, str) or not seen:
         return d
@@ -100,8 +103,8 @@ def unrecalled(d: dict[str, Any], memory: ScopedMemory, user_id: str | None) -> 
         given = sorted({(text, marker) for user, text, marker in _recalls.get(memory, ()) if user in (None, user_id)},
                        key=lambda r: -len(r[0]))
     for text, marker in given:  # longest first: a recall holding a shorter one's text left whole
-        if text and text in seen:
-            seen = seen.replace(text, marker)
+        if text and text in seen:  # on lines of its own: inside "11. Mia took 3 days in March" a tool's, not a recall
+            seen = re.sub(rf"(?<![^\n]){re.escape(text)}(?![^\n])", lambda _, m=marker: m, seen)
     return d if seen == d["observations"] else {**d, "observations": seen}
 
 
