@@ -342,6 +342,26 @@ def test_a_recalls_text_inside_a_line_of_other_output_is_stored_as_it_is(adapter
     assert f"leave_log: {log}" in texts, texts
 
 
+def test_other_users_recalls_between_do_not_make_a_users_recall_stored_again(adapter):
+    """A store serving many users keeps each user's recent recalls: the 64 recalls of the whole store it kept were
+    pushed out by other users' recalls made while one user's step ran (a managed agent's run, a slow tool beside the
+    recall), and that user's recall was stored again. What is kept stays bounded however many users recall."""
+    store = ScopedMemory(HashingEncoder(64))
+    for user in ("mia", *(f"user{i}" for i in range(80))):
+        store.add(f"{user}'s employee id is EMP-{len(user)}", user_id=user)
+    said = adapter.SAMRecallTool(store, user_id="mia")(query="employee id")
+    for i in range(80):  # other users' agents recalling while mia's step runs
+        adapter.SAMRecallTool(store, user_id=f"user{i}")(query="employee id")
+    agent = Agent([adapter.SAMStepCallback(store, user_id="mia")])
+    agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None},
+                                           _action(1, [("recall_memory", {"query": "id"})], said)], reset=True)
+    texts = [text for _, text in listed(store, user_id="mia")]
+    assert "recall_memory: [1 memory recalled: stored already]" in texts, texts
+    for i in range(adapter.USERS + 10):
+        adapter._recalled(store, f"u{i}", "1. x", 1)
+    assert len(adapter._recalls[store]) == adapter.USERS and "mia" not in adapter._recalls[store]
+
+
 @pytest.mark.parametrize("make", ["SAMStepCallback", "SAMRecallTool"])
 @pytest.mark.parametrize(("given", "named"), [({"user_id": "", "agent_id": "hr"}, "user_id"),
                                               ({"user_id": "mia", "run_id": "a/b"}, "run_id"),

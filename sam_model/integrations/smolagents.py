@@ -22,7 +22,7 @@ task first (``{"task": task}``).
 
 A recall's memories are the store's already: stored as the step's observation, each recall copied them under a new
 step, in the bank and in the training data read of it (a memory recalled each run came back once more each run).
-The callbacks of a store replace the text of its recall tools' recent outputs (``KEEP``; the callback's user's
+The callbacks of a store replace the text of its recall tools' recent outputs (``KEEP`` a user's, of its last ``USERS``; the callback's user's
 recalls and those of no user, not another user's) in a step's ``observations`` (a ToolCallingAgent's recall_memory result, what a CodeAgent's code printed of it) with a marker,
 ``[3 memories recalled: stored already]``, where it stands on lines of its own (inside a line of other output the
 same words are that output's); the call itself, the step's other output and "No memories found." are stored as they
@@ -44,12 +44,12 @@ had that leak).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
-import re
 import threading
 import weakref
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,17 +76,31 @@ NOTHING = "No memories found."
 # what the step callbacks store in place of a recall's text (the memories are the store's already: stored again as
 # the tool's observation, each recall copied them into the bank and its training data under a new step)
 RECALLED = "[{n} recalled: stored already]"
-KEEP = 64  # each store's last recalls, looked for in the steps its callbacks read (a recall is a step's, or a few's)
-_recalls: weakref.WeakKeyDictionary[ScopedMemory, deque[tuple[str | None, str, str]]] = weakref.WeakKeyDictionary()
+# each user's last recalls of a store, looked for in the steps its callbacks read (a recall is a step's, or a managed
+# agent's run's), for the store's last USERS users recalling: kept for the whole store, 64 recalls of other users
+# made while a user's step ran pushed that user's out, and it was stored again. Kept as digests of their lines (a
+# few bytes a recall, not the memories' text in the process: bounded whatever the memories' size)
+KEEP, USERS = 64, 1024
+_Kept = deque[tuple[int, bytes, str]]  # a recall's number of lines, their digest, its marker
+_recalls: weakref.WeakKeyDictionary[ScopedMemory, OrderedDict[str | None, _Kept]] = weakref.WeakKeyDictionary()
 _recalls_lock = threading.Lock()
+
+
+def _digest(lines: list[str]) -> bytes:
+    return hashlib.blake2b("\n".join(lines).encode(), digest_size=16).digest()
 
 
 def _recalled(memory: ScopedMemory, user_id: str | None, text: str, n: int) -> None:
     """Keep ``text``, a recall tool's output of ``n`` memories of ``user_id``'s (None: no user's), for the callbacks
     of ``memory`` to leave out."""
     marker = RECALLED.format(n=f"{n} memory" if n == 1 else f"{n} memories")
+    lines = text.strip().split("\n")
     with _recalls_lock:
-        _recalls.setdefault(memory, deque(maxlen=KEEP)).append((user_id, text.strip(), marker))
+        users = _recalls.setdefault(memory, OrderedDict())
+        users.setdefault(user_id, deque(maxlen=KEEP)).append((len(lines), _digest(lines), marker))
+        users.move_to_end(user_id)
+        if len(users) > USERS:
+            users.popitem(last=False)
 
 
 def unrecalled(d: dict[str, Any], memory: ScopedMemory, user_id: str | None) -> dict[str, Any]:
@@ -100,12 +114,17 @@ def unrecalled(d: dict[str, Any], memory: ScopedMemory, user_id: str | None) -> 
     if not isinstance(seen, str) or not seen:
         return d
     with _recalls_lock:
-        given = sorted({(text, marker) for user, text, marker in _recalls.get(memory, ()) if user in (None, user_id)},
-                       key=lambda r: -len(r[0]))
-    for text, marker in given:  # longest first: a recall holding a shorter one's text left whole
-        if text and text in seen:  # on lines of its own: inside "11. Mia took 3 days in March" a tool's, not a recall
-            seen = re.sub(rf"(?<![^\n]){re.escape(text)}(?![^\n])", lambda _, m=marker: m, seen)
-    return d if seen == d["observations"] else {**d, "observations": seen}
+        users = _recalls.get(memory, {})
+        given = {(size, digest): marker for user in {None, user_id} for size, digest, marker in users.get(user, ())}
+    if not given:
+        return d
+    sizes = sorted({size for size, _ in given}, reverse=True)  # longest first: a recall holding a shorter one's whole
+    lines, out, i = seen.split("\n"), [], 0
+    while i < len(lines):  # a recall begins "1. " (numbered): only there are its sizes of lines hashed
+        size = next((n for n in sizes if (n, _digest(lines[i:i + n])) in given), 0) if lines[i][:3] == "1. " else 0
+        out.append(given[size, _digest(lines[i:i + size])] if size else lines[i])
+        i += size or 1
+    return d if out == lines else {**d, "observations": "\n".join(out)}
 
 
 def _unbytes(value: Any) -> Any:
