@@ -38,8 +38,9 @@ memory beside each user's own), a block of no user stores nothing: the conversat
 user's it was recalled to every user by the same shared block of their sessions. Blocks of one Memory need names of
 their own (``attach`` checks: Memory keys their content by name). Store calls run in a worker thread
 (``asyncio.to_thread``), so the agent's event loop serving other users is not blocked by an encoder's forward pass,
-nor by the history's dump (``model_dump`` and its JSON) and its reading, which run there too, one call after the
-other under the block's lock (ScopedMemory holds its own). On the loop are only the chat store's awaited reads:
+nor by the history's dump (``model_dump`` and its JSON) and its reading, which run there too, the reading and
+the add one call after the other under the block's lock (ScopedMemory holds its own; the dump and the recall
+outside it). On the loop are only the chat store's awaited reads:
 ``aget_all()`` (its SQL in the driver, its rows made messages on the loop, ~18 ms at 2,000 messages) and a count of
 the archived ones (``sql_store.count_messages``); until 2026-12-07 the loop also dumped the history and read the
 archived messages whole, ~45 ms a call at 2,000. The store's engine belongs to the loop, so its read stays there.
