@@ -309,7 +309,9 @@ def test_only_a_recall_the_callbacks_user_could_be_given_is_left_out(adapter):
     store.add("badges are renewed in May", agent_id="hr")
     elsewhere = adapter.SAMRecallTool(other, user_id="ola")(query="employee id")
     olas = adapter.SAMRecallTool(store, user_id="ola")(query="badge")
-    shared = adapter.SAMRecallTool(store, agent_id="hr")(query="badge")
+    shared_tool = adapter.SAMRecallTool(store, agent_id="hr")
+    shared_tool.name = "recall_shared"  # beside the user's recall_memory (smolagents wants the names unique)
+    shared = shared_tool(query="badge")
     none = adapter.SAMRecallTool(store, user_id="mia")(query="employee id")
     assert none == adapter.NOTHING and "B-12" in olas and "May" in shared
     agent = Agent([adapter.SAMStepCallback(store, user_id="mia")])
@@ -358,8 +360,29 @@ def test_other_users_recalls_between_do_not_make_a_users_recall_stored_again(ada
     texts = [text for _, text in listed(store, user_id="mia")]
     assert "recall_memory: [1 memory recalled: stored already]" in texts, texts
     for i in range(adapter.USERS + 10):
-        adapter._recalled(store, f"u{i}", "1. x", 1)
+        adapter._recalled(store, f"u{i}", "1. x", 1, "recall_memory")
     assert len(adapter._recalls[store]) == adapter.USERS and "mia" not in adapter._recalls[store]
+
+
+def test_a_shared_tools_recall_for_one_user_leaves_another_users_tool_output_whole(adapter):
+    """A shared recall tool (no user's memories) serves every user's agent: what it gave ola's agent is left out of
+    a step of mia's only where mia's step called it. A tool of mia's giving the same lines ("1. Refunds take 5 days",
+    a policy list) was replaced by the marker in mia's scope, where no search of hers finds the shared memory: her
+    tool's words lost by what another user's agent did."""
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Refunds take 5 days", agent_id="faq")
+    shared = adapter.SAMRecallTool(store, agent_id="faq", k=1)
+    shared.name = "recall_faq"  # beside a user's recall_memory: smolagents wants the names of an agent's tools unique
+    said = shared(query="refund")  # ola's agent's call
+    assert said == "1. Refunds take 5 days", said
+    agent = Agent([adapter.SAMStepCallback(store, user_id="mia", agent_id="faq")])
+    agent.run("You are a shop assistant.", [{"task": "How long do refunds take?", "task_images": None},
+                                            _action(1, [("policy", {"topic": "refunds"})], said),
+                                            _action(2, [("recall_faq", {"query": "refund"})], shared(query="refund"))],
+              reset=True)
+    texts = [text for _, text in listed(store, user_id="mia")]
+    assert f"policy: {said}" in texts, texts
+    assert "recall_faq: [1 memory recalled: stored already]" in texts, texts
 
 
 @pytest.mark.parametrize("make", ["SAMStepCallback", "SAMRecallTool"])

@@ -23,7 +23,7 @@ task first (``{"task": task}``).
 A recall's memories are the store's already: stored as the step's observation, each recall copied them under a new
 step, in the bank and in the training data read of it (a memory recalled each run came back once more each run).
 The callbacks of a store replace the text of its recall tools' recent outputs (``KEEP`` a user's, of its last ``USERS``; the callback's user's
-recalls and those of no user, not another user's) in a step's ``observations`` (a ToolCallingAgent's recall_memory result, what a CodeAgent's code printed of it) with a marker,
+recalls and, in a step that called its tool, those of no user, not another user's) in a step's ``observations`` (a ToolCallingAgent's recall_memory result, what a CodeAgent's code printed of it) with a marker,
 ``[3 memories recalled: stored already]``, where it stands on lines of its own (inside a line of other output the
 same words are that output's); the call itself, the step's other output and "No memories found." are stored as they
 were. A dump of the agent's memory still holds the recalls: ``sam-data transcripts`` reads them.
@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import threading
 import weakref
 from collections import OrderedDict, deque
@@ -81,7 +82,7 @@ RECALLED = "[{n} recalled: stored already]"
 # made while a user's step ran pushed that user's out, and it was stored again. Kept as digests of their lines (a
 # few bytes a recall, not the memories' text in the process: bounded whatever the memories' size)
 KEEP, USERS = 64, 1024
-_Kept = deque[tuple[int, bytes, str]]  # a recall's number of lines, their digest, its marker
+_Kept = deque[tuple[int, bytes, str, str]]  # a recall's number of lines, their digest, its marker, its tool's name
 _recalls: weakref.WeakKeyDictionary[ScopedMemory, OrderedDict[str | None, _Kept]] = weakref.WeakKeyDictionary()
 _recalls_lock = threading.Lock()
 
@@ -90,14 +91,14 @@ def _digest(lines: list[str]) -> bytes:
     return hashlib.blake2b("\n".join(lines).encode(), digest_size=16).digest()
 
 
-def _recalled(memory: ScopedMemory, user_id: str | None, text: str, n: int) -> None:
-    """Keep ``text``, a recall tool's output of ``n`` memories of ``user_id``'s (None: no user's), for the callbacks
-    of ``memory`` to leave out."""
+def _recalled(memory: ScopedMemory, user_id: str | None, text: str, n: int, tool: str) -> None:
+    """Keep ``text``, the output of the recall tool named ``tool``, ``n`` memories of ``user_id``'s (None: no
+    user's), for the callbacks of ``memory`` to leave out."""
     marker = RECALLED.format(n=f"{n} memory" if n == 1 else f"{n} memories")
     lines = text.strip().split("\n")
     with _recalls_lock:
         users = _recalls.setdefault(memory, OrderedDict())
-        users.setdefault(user_id, deque(maxlen=KEEP)).append((len(lines), _digest(lines), marker))
+        users.setdefault(user_id, deque(maxlen=KEEP)).append((len(lines), _digest(lines), marker, tool))
         users.move_to_end(user_id)
         if len(users) > USERS:
             users.popitem(last=False)
@@ -108,14 +109,20 @@ def unrecalled(d: dict[str, Any], memory: ScopedMemory, user_id: str | None) -> 
     recall_memory output, a CodeAgent's printed one) replaced by a marker, the call itself kept: a recall's memories
     are copies of the store's. By text, not by tool name: a CodeAgent's observations are its code's printed logs,
     what a recall printed among the rest, and a managed agent's answer may quote its own recall. Only recalls of
-    ``user_id``'s memories or of no user's (a shared tool's): what another user's recall gave says nothing here. A
-    recall's text is matched as whole lines (a print of it, a tool's result): inside a line it is other output's."""
+    ``user_id``'s memories or of no user's (a shared tool's): what another user's recall gave says nothing here,
+    and a shared tool's only in a step that called it (by its name), as what it gave another user's agent is no
+    recall in a step of this user's that did not. A recall's text is matched as whole lines (a print of it, a tool's
+    result): inside a line it is other output's."""
     seen = d.get("observations")
     if not isinstance(seen, str) or not seen:
         return d
     with _recalls_lock:
         users = _recalls.get(memory, {})
-        given = {(size, digest): marker for user in {None, user_id} for size, digest, marker in users.get(user, ())}
+        own, shared = list(users.get(user_id, ())), list(users.get(None, ()) if user_id is not None else ())
+    given = {(size, digest): marker for size, digest, marker, _ in own}
+    if shared:
+        called = _called(d)
+        given.update({(size, digest): marker for size, digest, marker, tool in shared if called(tool)})
     if not given:
         return d
     sizes = sorted({size for size, _ in given}, reverse=True)  # longest first: a recall holding a shorter one's whole
@@ -125,6 +132,16 @@ def unrecalled(d: dict[str, Any], memory: ScopedMemory, user_id: str | None) -> 
         out.append(given[size, _digest(lines[i:i + size])] if size else lines[i])
         i += size or 1
     return d if out == lines else {**d, "observations": "\n".join(out)}
+
+
+def _called(d: dict[str, Any]) -> Any:
+    """Whether the step ``d`` called a tool of the name given: a ToolCallingAgent's call of it, or a CodeAgent's
+    code calling it (its python_interpreter call's arguments, ``code_action``)."""
+    calls = [c.get("function") for c in d.get("tool_calls") or [] if isinstance(c, dict)]
+    names = {f.get("name") for f in calls if isinstance(f, dict)}
+    code = "\n".join(t for t in (d.get("code_action"), *(f.get("arguments") for f in calls if isinstance(f, dict)))
+                     if isinstance(t, str))
+    return lambda name: name in names or re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", code) is not None
 
 
 def _unbytes(value: Any) -> Any:
@@ -256,5 +273,5 @@ class SAMRecallTool(Tool):
         if not found:
             return NOTHING
         text = numbered(found)
-        _recalled(self.memory, self.scopes["user_id"], text, len(found))
+        _recalled(self.memory, self.scopes["user_id"], text, len(found), self.name)
         return text
