@@ -432,6 +432,27 @@ def test_a_call_that_read_the_history_before_another_stored_it_stores_nothing(ad
                                                                                   "Let me see."]
 
 
+def test_messages_whose_add_failed_are_stored_at_the_next_call(adapter, monkeypatch):
+    """The store's add raising (an encoder out of memory, a full disk) ends that call with its error; the history
+    it read was marked read before the add, so the next call found nothing new and those messages were never
+    stored."""
+    store = ScopedMemory(HashingEncoder(64))
+    block = adapter.SAMMemoryBlock(store, user_id="mia")
+    first, second = [Msg("user", Text("Where is my last order?"))], [Msg("assistant", Text("Let me see."))]
+    block._store_new([m.model_dump() for m in first])
+    add = ScopedMemory.add
+
+    def failing(self: ScopedMemory, *args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(ScopedMemory, "add", add)
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(ScopedMemory, "add", failing)
+    with pytest.raises(OSError, match="No space left"):
+        block._store_new([m.model_dump() for m in first + second])
+    block._store_new([m.model_dump() for m in first + second])
+    assert [t for _, t in listed(store, user_id="mia")] == ["Where is my last order?", "Let me see."]
+
+
 def test_the_archived_messages_are_read_again_only_when_more_leave_the_window(adapter, monkeypatch):
     """Each call (before each model call) read the dumps that left the token window with the reader, besides the
     whole history: ~8 ms more a call for 2,000 messages. Their count of chat messages is told again only when more

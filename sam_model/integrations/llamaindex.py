@@ -217,7 +217,6 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
             self._window = (0, 0)  # its archived dumps may differ too
         if not self._read and self._added > len(chat.messages):  # resumed on a session reset since: its start
             self._added, self._marks = 0, []
-        self._read = dumps
         if new := chat.messages[self._added:]:  # a text past a memory's size cut, not refused in the run
             tools = {c["id"]: c["function"]["name"] for m in chat.messages for c in m.get("tool_calls") or []}
             span = {SESSION: session, FROM: self._added, TO: len(chat.messages)} if (session := self._session()) else None
@@ -226,7 +225,8 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
                                     **self._scopes, metadata=span)["results"]
             if steps := [r["step"] for r in added if r.get("event") == "ADD"]:
                 self._marks.append((self._added, min(steps)))
-        self._added = len(chat.messages)
+        # read once added: marked read before, an add that raised left its messages read and never stored
+        self._read, self._added = dumps, len(chat.messages)
 
     def recall(self, query: str, step: int | None = None) -> str:
         """The scopes' ``k`` best memories for the live state and ``query``, numbered, best first; those of the
