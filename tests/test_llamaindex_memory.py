@@ -453,6 +453,31 @@ def test_messages_whose_add_failed_are_stored_at_the_next_call(adapter, monkeypa
     assert [t for _, t in listed(store, user_id="mia")] == ["Where is my last order?", "Let me see."]
 
 
+def test_a_block_whose_first_read_of_the_store_failed_reads_on_after_the_session_still(adapter, monkeypatch):
+    """A block made anew on a session stored before reads what the store holds of it at its first call; that read
+    raising (a store being saved, a disk error) marked it done, and the next call stored the session again whole."""
+    store = ScopedMemory(HashingEncoder(64))
+    history = [Msg("user", Text("Hi")), Msg("assistant", Text("Hello!")),
+               Msg("user", Text("I moved to Lyon")), Msg("assistant", Text("Noted."))]
+    first = adapter.SAMMemoryBlock(store, user_id="mia")  # the earlier requests' block
+    first.attach(Memory(session_id="mia-1"))
+    for turns in (2, 4):
+        first._store_new([m.model_dump() for m in history[:turns]])
+    block = adapter.SAMMemoryBlock(store, user_id="mia")  # the next request's
+    block.attach(Memory(session_id="mia-1"))
+    get_all = ScopedMemory.get_all
+
+    def failing(self: ScopedMemory, *args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(ScopedMemory, "get_all", get_all)
+        raise OSError("disk I/O error")
+
+    monkeypatch.setattr(ScopedMemory, "get_all", failing)
+    with pytest.raises(OSError, match="disk I/O"):
+        block._store_new([m.model_dump() for m in history])
+    block._store_new([m.model_dump() for m in [*history, Msg("user", Text("Thanks"))]])
+    assert [t for _, t in listed(store, user_id="mia")] == ["Hi", "Hello!", "I moved to Lyon", "Noted.", "Thanks"]
+
+
 def test_the_archived_messages_are_read_again_only_when_more_leave_the_window(adapter, monkeypatch):
     """Each call (before each model call) read the dumps that left the token window with the reader, besides the
     whole history: ~8 ms more a call for 2,000 messages. Their count of chat messages is told again only when more

@@ -187,12 +187,14 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         """Read on after the chat messages of the Memory's session the scopes hold already (their memories' SESSION,
         FROM, TO): a block made anew on a session stored before (a Memory over a database, a block each request)
         read its history from the start, and stored again (a history of words, no call id for ScopedMemory to know
-        it by) it came back twice."""
-        self._resumed = True
+        it by) it came back twice. Done once read: marked done before, a read that raised left the next call to
+        store the session again whole."""
         if (session := self._session()) is None:
+            self._resumed = True
             return
         found = self._store.get_all(**self._scopes, filters={**(self._filters or {}), SESSION: session},
                                     limit=None)["results"]
+        self._resumed = True
         spans = sorted((r["step"], r["metadata"][FROM], r["metadata"][TO]) for r in found
                        if isinstance(r["metadata"].get(FROM), int) and isinstance(r["metadata"].get(TO), int))
         last = None
