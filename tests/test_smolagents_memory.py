@@ -385,6 +385,28 @@ def test_a_shared_tools_recall_for_one_user_leaves_another_users_tool_output_who
     assert "recall_faq: [1 memory recalled: stored already]" in texts, texts
 
 
+def test_a_users_recall_is_left_out_only_where_a_step_called_it_or_a_managed_agent(adapter):
+    """The user's own recall is left out of the step that called the recall tool, or a managed agent quoting it in
+    its answer; a later tool of the user's giving the same lines ("1. Mia took 3 days", a numbered log) is that
+    tool's output, stored as it is (it was replaced by the marker, its words lost)."""
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Mia took 3 days", user_id="mia")
+    tool = adapter.SAMRecallTool(store, user_id="mia", k=1)
+    said = tool(query="days taken")
+    agent = Agent([adapter.SAMStepCallback(store, user_id="mia")])
+    agent.managed_agents = {"hr_helper": object()}
+    answer = f"Here is the final answer from your managed agent 'hr_helper':\n{said}"
+    agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None},
+                                           _action(1, [("recall_memory", {"query": "days taken"})], said),
+                                           _action(2, [("leave_log", {})], said),
+                                           _action(3, [("hr_helper", {"task": "days taken"})], answer)], reset=True)
+    texts = [text for _, text in listed(store, user_id="mia")]
+    assert "recall_memory: [1 memory recalled: stored already]" in texts, texts
+    assert f"leave_log: {said}" in texts, texts
+    assert "hr_helper: Here is the final answer from your managed agent 'hr_helper':\n[1 memory recalled: stored " \
+           "already]" in texts, texts
+
+
 @pytest.mark.parametrize("make", ["SAMStepCallback", "SAMRecallTool"])
 @pytest.mark.parametrize(("given", "named"), [({"user_id": "", "agent_id": "hr"}, "user_id"),
                                               ({"user_id": "mia", "run_id": "a/b"}, "run_id"),

@@ -22,11 +22,13 @@ task first (``{"task": task}``).
 
 A recall's memories are the store's already: stored as the step's observation, each recall copied them under a new
 step, in the bank and in the training data read of it (a memory recalled each run came back once more each run).
-The callbacks of a store replace the text of its recall tools' recent outputs (``KEEP`` a user's, of its last ``USERS``; the callback's user's
-recalls and, in a step that called its tool, those of no user, not another user's) in a step's ``observations`` (a ToolCallingAgent's recall_memory result, what a CodeAgent's code printed of it) with a marker,
-``[3 memories recalled: stored already]``, where it stands on lines of its own (inside a line of other output the
-same words are that output's); the call itself, the step's other output and "No memories found." are stored as they
-were. A dump of the agent's memory still holds the recalls: ``sam-data transcripts`` reads them.
+The callbacks of a store replace the text of its recall tools' recent outputs (``KEEP`` a user, for its last
+``USERS`` users) in a step's ``observations`` (a ToolCallingAgent's recall_memory result, what a CodeAgent's code
+printed of it) with a marker, ``[3 memories recalled: stored already]``: the callback's user's recalls and those of
+no user, not another user's; in a step that called the recall tool by its name or, for the user's own, a managed
+agent (whose answer may quote it); where the text stands on lines of its own. The same lines of another tool, or the
+same words inside a line of other output, are that output's. The call itself, the step's other output and "No
+memories found." are stored as they were. A dump of the agent's memory still holds the recalls: ``sam-data transcripts`` reads them.
 
 :class:`SAMRecallTool` is a smolagents ``Tool`` (``recall_memory(query)``) the agent calls to search the scopes'
 memories: ranked by the scopes' live state (the state of the newest step a callback of the same scopes added: the
@@ -104,25 +106,26 @@ def _recalled(memory: ScopedMemory, user_id: str | None, text: str, n: int, tool
             users.popitem(last=False)
 
 
-def unrecalled(d: dict[str, Any], memory: ScopedMemory, user_id: str | None) -> dict[str, Any]:
+def unrecalled(d: dict[str, Any], memory: ScopedMemory, user_id: str | None, managed: frozenset[str] = frozenset()
+               ) -> dict[str, Any]:
     """A step's dict with the text of each recent recall of ``memory`` in its ``observations`` (a ToolCallingAgent's
     recall_memory output, a CodeAgent's printed one) replaced by a marker, the call itself kept: a recall's memories
-    are copies of the store's. By text, not by tool name: a CodeAgent's observations are its code's printed logs,
-    what a recall printed among the rest, and a managed agent's answer may quote its own recall. Only recalls of
-    ``user_id``'s memories or of no user's (a shared tool's): what another user's recall gave says nothing here,
-    and a shared tool's only in a step that called it (by its name), as what it gave another user's agent is no
-    recall in a step of this user's that did not. A recall's text is matched as whole lines (a print of it, a tool's
-    result): inside a line it is other output's."""
+    are copies of the store's. By text: a CodeAgent's observations are its code's printed logs, what a recall
+    printed among the rest. Only in a step that called the recall's tool (by its name), or, for the user's own, one
+    of the ``managed`` agents (whose answer may quote its recall): the same lines of another tool are its output.
+    Only recalls of ``user_id``'s memories or of no user's (a shared tool's): what another user's recall gave says
+    nothing here. A recall's text is matched as whole lines (a print of it, a tool's result): inside a line it is
+    other output's."""
     seen = d.get("observations")
     if not isinstance(seen, str) or not seen:
         return d
     with _recalls_lock:
         users = _recalls.get(memory, {})
         own, shared = list(users.get(user_id, ())), list(users.get(None, ()) if user_id is not None else ())
-    given = {(size, digest): marker for size, digest, marker, _ in own}
-    if shared:
-        called = _called(d)
-        given.update({(size, digest): marker for size, digest, marker, tool in shared if called(tool)})
+    called = _called(d)
+    quoting = any(called(name) for name in managed)
+    given = {(size, digest): marker for size, digest, marker, tool in shared if called(tool)}
+    given.update({(size, digest): marker for size, digest, marker, tool in own if quoting or called(tool)})
     if not given:
         return d
     sizes = sorted({size for size, _ in given}, reverse=True)  # longest first: a recall holding a shorter one's whole
@@ -167,6 +170,7 @@ class _Read:
     memory: ScopedMemory
     user_id: str | None
     steps: list[Any] | None = None
+    managed: frozenset[str] = frozenset()  # the agent's managed agents' names: their answers may quote a recall
     dicts: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
     added: int = 0
     last: Any = None  # the step of the last call: checked at the next one for what a later callback wrote into it
@@ -182,7 +186,7 @@ class _Read:
     def _read(self, step: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         if id(step) not in self.dicts:
             d = step_dict(step)
-            self.dicts[id(step)] = (step, d, unrecalled(d, self.memory, self.user_id))
+            self.dicts[id(step)] = (step, d, unrecalled(d, self.memory, self.user_id, self.managed))
         return self.dicts[id(step)]
 
 
@@ -223,7 +227,8 @@ class SAMStepCallback:
         with self._lock:
             read = self._reads.get(memory)
             if read is None or memory.steps is not read.steps:
-                read = self._reads[memory] = _Read(self.memory, self.scopes["user_id"], memory.steps)
+                read = self._reads[memory] = _Read(self.memory, self.scopes["user_id"], memory.steps,
+                                                   frozenset(getattr(agent, "managed_agents", None) or ()))
             if step_kind(read.dumped(step)) is None:  # keys no smolagents the reader knows writes
                 raise ValueError(f"SAMStepCallback: smolagents {getattr(smolagents, '__version__', '')} writes its "
                                  f"{type(step).__name__} with the keys {', '.join(list(read.dumped(step))[:8])}, which "
