@@ -582,6 +582,34 @@ def test_a_manager_and_its_managed_agent_given_one_callback_store_each_step_once
     assert sorted(stored) == sorted(texts), stored
 
 
+def test_a_managed_agents_answer_quoting_its_recall_is_left_out_of_the_managers_step(tmp_path):
+    """A real manager given the user's callback calls a managed agent whose answer is its recall of the user's
+    memory: the manager's step stores the marker in its place, as the managed agent's own recall step does."""
+    smolagents = pytest.importorskip("smolagents", reason="smolagents is not installed (pip install smolagents)")
+    from sam_model.integrations.smolagents import SAMRecallTool, SAMStepCallback
+
+    fixture = _scripted()
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Ann's manager is m.chen", user_id="ann")
+    quoted = "1. Ann's manager is m.chen"
+    callbacks = [SAMStepCallback(store, user_id="ann")]
+    helper = smolagents.ToolCallingAgent(
+        tools=[SAMRecallTool(store, user_id="ann", k=1)], name="hr", description="Knows the user's HR facts.",
+        model=fixture.Scripted([("", [("recall_memory", {"query": "manager"})]),
+                                ("", [("final_answer", {"answer": quoted})])]),
+        max_steps=3, step_callbacks=callbacks, verbosity_level=0)
+    manager = smolagents.ToolCallingAgent(
+        tools=[], managed_agents=[helper], max_steps=3, step_callbacks=callbacks, verbosity_level=0,
+        model=fixture.Scripted([("", [("hr", {"task": "who is the user's manager?"})]),
+                                ("", [("final_answer", {"answer": "m.chen"})])]))
+    assert manager.run("Who is my manager?") == "m.chen"
+    assert quoted in manager.memory.steps[1].observations
+    texts = [text for _, text in listed(store, user_id="ann")]
+    assert [t for t in texts if t.startswith("hr: ")] == [
+        manager.memory.steps[1].observations.replace(quoted, "[1 memory recalled: stored already]").join(["hr: ", ""])]
+    assert "recall_memory: [1 memory recalled: stored already]" in texts, texts
+
+
 def test_a_code_agent_step_added_alone_loses_what_earlier_code_bound():
     """What README says of a CodeAgent's steps added one at a time without the callback (ScopedMemory keeps no
     scope's earlier code to read the next step with): step.dict() holds the prompt it was given, so a positional
