@@ -53,6 +53,7 @@ import re
 import threading
 import weakref
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,7 @@ _recalls_lock = threading.Lock()
 
 
 def _digest(lines: list[str]) -> bytes:
+    """A recall's lines as kept: a digest, as the process need not hold the memories' text to find them again."""
     return hashlib.blake2b("\n".join(lines).encode(), digest_size=16).digest()
 
 
@@ -137,7 +139,7 @@ def unrecalled(d: dict[str, Any], memory: ScopedMemory, user_id: str | None, man
     return d if out == lines else {**d, "observations": "\n".join(out)}
 
 
-def _called(d: dict[str, Any]) -> Any:
+def _called(d: dict[str, Any]) -> Callable[[str], bool]:
     """Whether the step ``d`` called a tool of the name given: a ToolCallingAgent's call of it, or a CodeAgent's
     code calling it (its python_interpreter call's arguments, ``code_action``)."""
     calls = [c.get("function") for c in d.get("tool_calls") or [] if isinstance(c, dict)]
