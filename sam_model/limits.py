@@ -157,11 +157,37 @@ class Flaw(NamedTuple):
     since: str
 
 
+# Invisible yet no format character (Unicode's Default_Ignorable_Code_Point outside Cf): the combining grapheme joiner,
+# the Hangul fillers (a name of them is blank) and Khmer's two inherent vowels; 'mia' + one of them is shown as 'mia'
+UNSEEN = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0")
+
+
+def _is_selector(ch: str) -> bool:
+    """A variation selector (VS1-16, VS17-256, Mongolian's free ones): invisible, it picks its base's glyph."""
+    o = ord(ch)
+    return 0xFE00 <= o <= 0xFE0F or 0xE0100 <= o <= 0xE01EF or 0x180B <= o <= 0x180D or o == 0x180F
+
+
+def _selects(value: str, i: int) -> bool:
+    """Whether the selector at ``i`` follows a base that has variations: a symbol or emoji (S*, P*: '\u2764' +
+    VS16 is the red heart), an ideograph or another letter of a caseless script (Lo: an ideographic variation,
+    Mongolian's forms), outside ASCII, or a keycap's digit, '#' or '*' (U+20E3 next). After an ASCII or cased
+    letter, a mark, another selector or at the start it shows nothing: 'mia' + VS16 looks like 'mia'."""
+    if not i:
+        return False
+    base = value[i - 1]
+    if base in "0123456789#*":
+        return value[i + 1:i + 2] == "\u20e3"
+    category = unicodedata.category(base)
+    return ord(base) > 0x7F and (category[0] in "SP" or category == "Lo") and base not in UNSEEN
+
+
 def scope_flaw(value: str) -> Flaw | None:
     """What makes ``value`` a scope no call takes, None if nothing. A control character or line break (a newline or
     NUL was taken, and the memories' ids were ``a\nb#0``: every log line, CSV row or terminal showing one broken);
-    an invisible (format) character: zero-width (U+200B, U+200C, U+200D, U+2060, U+FEFF), a bidi control (U+202E
-    shows ``alice`` backwards) or a soft hyphen; or a form other than Unicode NFC (``'e\u0301'`` for ``'é'``).
+    an invisible character: a format one (Cf) such as zero-width U+200B, U+200C, U+200D, U+2060, U+FEFF, a bidi
+    control (U+202E shows ``alice`` backwards) or a soft hyphen; one of :data:`UNSEEN`; a variation selector after
+    a base it shows no variation of (:func:`_selects`); or a form other than Unicode NFC (``'e\u0301'`` for ``'é'``).
     Why: each made an id that looks like another yet was another scope, so a user whose client normalized
     differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.
     Refused, not normalized: normalizing would move (on a load) or merge (on a call) the scopes of saves already
@@ -172,7 +198,7 @@ def scope_flaw(value: str) -> Flaw | None:
             return Flaw(f"holds the control character {ch!r} at position {i}",
                         "give an id of printable characters (a newline, tab or NUL would be written into its "
                         "memories' ids)", "2026-12-06")
-        if category == "Cf":
+        if category == "Cf" or ch in UNSEEN or (_is_selector(ch) and not _selects(value, i)):
             return Flaw(f"holds the invisible character {ch!r} ({unicodedata.name(ch, 'a format character')}) at "
                         f"position {i}", "give the id without it (an id holding it looks like the one without, "
                         "yet is another scope)", "2026-12-07")

@@ -210,3 +210,27 @@ def test_a_server_fixed_to_an_id_refuses_its_look_alike_saying_why(tmp_path):
     assert not stored.is_error
     assert [r["user_id"] for r in tenants.tenants["acme"].memory.get_all(all_scopes=True)["results"]] == [NFC]
     tenants.close()
+
+
+# invisible, yet no format character (Cf), so the rule took them until 2026-12-07: the combining grapheme joiner,
+# the Hangul fillers (a blank name), Khmer's inherent vowels, and a variation selector after a letter that has no
+# variation of it ('mia' + VS16 is shown as 'mia')
+UNSEEN_IDS = [("mia\u034f", 3), ("m\u3164ia", 1), ("\u3164", 0), ("mi\u115fa", 2), ("mia\u1160", 3), ("mia\uffa0", 3),
+          ("mia\u17b4", 3), ("mia\ufe0f", 3), ("mia\ufe0e", 3), ("\ufe0fmia", 0), ("mia\U000e0100", 3), ("9\ufe0f", 1),
+          ("\u2764\ufe0f\ufe0f", 2), ("Jos\u00e9\ufe0f", 4)]
+
+
+@pytest.mark.parametrize(("value", "at"), UNSEEN_IDS)
+def test_invisible_characters_of_other_categories_are_refused(value, at):
+    with pytest.raises(ValueError) as refused:
+        check_scope(value, "user_id")
+    assert str(refused.value).startswith(f"user_id {SAYS_INVISIBLE} {value[at]!r} "
+                                         f"({unicodedata.name(value[at])}) at position {at}: "), refused.value
+    assert "\n" not in str(refused.value)
+
+
+def test_a_variation_sequence_is_taken():
+    """A selector that shows a variation: an emoji's (VS16), a keycap's, an ideograph's (IVS), Mongolian's."""
+    for value in ("\u2764\ufe0f", "mia\u2764\ufe0f", "1\ufe0f\u20e3", "\u845b\U000e0100", "\u1820\u180b",
+                  "\u263a\ufe0e", "\u203c\ufe0f"):
+        assert check_scope(value, "user_id") == value
