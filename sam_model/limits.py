@@ -182,11 +182,21 @@ def _selects(value: str, i: int) -> bool:
     return ord(base) > 0x7F and (category[0] in "SP" or category == "Lo") and base not in UNSEEN
 
 
+VIRAMA = 9  # the canonical combining class of a virama (unicodedata.combining)
+
+
+def _joins(value: str, i: int) -> bool:
+    """Whether ``value[i]`` is a zero-width joiner or non-joiner right after a virama, where it picks a conjunct's
+    shown form (Sinhala's 'Sri' is written with a ZWJ): IDNA's rule for them (RFC 5892, CONTEXTJ), as far as it
+    needs no joining types. Elsewhere it shows nothing, or nothing a reader tells apart."""
+    return value[i] in "\u200c\u200d" and i > 0 and unicodedata.combining(value[i - 1]) == VIRAMA
+
+
 def scope_flaw(value: str) -> Flaw | None:
     """What makes ``value`` a scope no call takes, None if nothing. A control character or line break (a newline or
     NUL was taken, and the memories' ids were ``a\nb#0``: every log line, CSV row or terminal showing one broken);
-    an invisible character: a format one (Cf) such as zero-width U+200B, U+200C, U+200D, U+2060, U+FEFF, a bidi
-    control (U+202E shows ``alice`` backwards) or a soft hyphen; one of :data:`UNSEEN`; a variation selector after
+    an invisible character: a format one (Cf) such as zero-width U+200B, U+200C, U+200D (but a joiner after a
+    virama: :func:`_joins`), U+2060, U+FEFF, a bidi control (U+202E shows ``alice`` backwards) or a soft hyphen; one of :data:`UNSEEN`; a variation selector after
     a base it shows no variation of (:func:`_selects`); or a form other than Unicode NFC (``'e\u0301'`` for ``'é'``).
     Why: each made an id that looks like another yet was another scope, so a user whose client normalized
     differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.
@@ -198,7 +208,7 @@ def scope_flaw(value: str) -> Flaw | None:
             return Flaw(f"holds the control character {ch!r} at position {i}",
                         "give an id of printable characters (a newline, tab or NUL would be written into its "
                         "memories' ids)", "2026-12-06")
-        if category == "Cf" or ch in UNSEEN or (_is_selector(ch) and not _selects(value, i)):
+        if (category == "Cf" and not _joins(value, i)) or ch in UNSEEN or (_is_selector(ch) and not _selects(value, i)):
             return Flaw(f"holds the invisible character {ch!r} ({unicodedata.name(ch, 'a format character')}) at "
                         f"position {i}", "give the id without it (an id holding it looks like the one without, "
                         "yet is another scope)", "2026-12-07")

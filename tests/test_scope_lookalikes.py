@@ -234,3 +234,14 @@ def test_a_variation_sequence_is_taken():
     for value in ("\u2764\ufe0f", "mia\u2764\ufe0f", "1\ufe0f\u20e3", "\u845b\U000e0100", "\u1820\u180b",
                   "\u263a\ufe0e", "\u203c\ufe0f"):
         assert check_scope(value, "user_id") == value
+
+
+def test_a_joiner_after_a_virama_is_taken():
+    """ZWJ or ZWNJ after a virama picks a conjunct's form, visibly (IDNA's CONTEXTJ rule, RFC 5892): Sinhala's
+    'Sri', a Devanagari half form, a Malayalam chillu of before Unicode 5.1. Refused until now, as any joiner."""
+    for value in ("\u0dc1\u0dca\u200d\u0dbb\u0dd3", "\u0915\u094d\u200d\u0937", "\u0915\u094d\u200c\u0937",
+                  "\u0d28\u0d4d\u200d"):
+        assert check_scope(value, "user_id") == value
+    for value, at in (("mia\u200d", 3), ("\u200c\u0915", 0), ("\u0915\u200d\u094d", 1), ("\u0915\u094d\u200d\u200d", 3)):
+        with pytest.raises(ValueError, match=f"^user_id {SAYS_INVISIBLE} '\\\\u200[cd]' .* at position {at}:"):
+            check_scope(value, "user_id")
