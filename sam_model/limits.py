@@ -185,18 +185,43 @@ def _selects(value: str, i: int) -> bool:
 VIRAMA = 9  # the canonical combining class of a virama (unicodedata.combining)
 
 
+def _joining() -> tuple[frozenset[str], frozenset[str]]:
+    """(letters that join the letter after them, letters that join the one before), as Unicode's Arabic
+    presentation forms tell (an initial or medial form: joins on; a final or medial form: is joined): the stdlib
+    has no Joining_Type. A letter without such forms (Syriac, N'Ko, Arabic's supplements) is in neither."""
+    on, back = set(), set()
+    for o in [*range(0xFB50, 0xFE00), *range(0xFE70, 0xFF00)]:
+        form, _, base = unicodedata.decomposition(chr(o)).partition(" ")
+        if base and " " not in base:
+            if form in ("<initial>", "<medial>"):
+                on.add(chr(int(base, 16)))
+            if form in ("<final>", "<medial>"):
+                back.add(chr(int(base, 16)))
+    return frozenset(on), frozenset(back)
+
+
+JOINS_ON, JOINED = _joining()
+
+
 def _joins(value: str, i: int) -> bool:
-    """Whether ``value[i]`` is a zero-width joiner or non-joiner right after a virama, where it picks a conjunct's
-    shown form (Sinhala's 'Sri' is written with a ZWJ): IDNA's rule for them (RFC 5892, CONTEXTJ), as far as it
-    needs no joining types. Elsewhere it shows nothing, or nothing a reader tells apart."""
-    return value[i] in "\u200c\u200d" and i > 0 and unicodedata.combining(value[i - 1]) == VIRAMA
+    """Whether ``value[i]`` is a zero-width joiner or non-joiner that shows: right after a virama, where it picks a
+    conjunct's form (Sinhala's 'Sri' is written with a ZWJ), or a non-joiner between two letters that would join
+    (Persian's Hosseinzadeh: the first then takes its final form), vowel signs between taken as transparent.
+    IDNA's rule for them (RFC 5892, CONTEXTJ), by :func:`_joining`'s letters. Elsewhere it shows nothing."""
+    if value[i] not in "\u200c\u200d" or not i:
+        return False
+    if unicodedata.combining(value[i - 1]) == VIRAMA:
+        return True
+    before = next((ch for ch in reversed(value[:i]) if unicodedata.category(ch) != "Mn"), "")
+    after = next((ch for ch in value[i + 1:] if unicodedata.category(ch) != "Mn"), "")
+    return value[i] == "\u200c" and before in JOINS_ON and after in JOINED
 
 
 def scope_flaw(value: str) -> Flaw | None:
     """What makes ``value`` a scope no call takes, None if nothing. A control character or line break (a newline or
     NUL was taken, and the memories' ids were ``a\nb#0``: every log line, CSV row or terminal showing one broken);
-    an invisible character: a format one (Cf) such as zero-width U+200B, U+200C, U+200D (but a joiner after a
-    virama: :func:`_joins`), U+2060, U+FEFF, a bidi control (U+202E shows ``alice`` backwards) or a soft hyphen; one of :data:`UNSEEN`; a variation selector after
+    an invisible character: a format one (Cf) such as zero-width U+200B, U+200C, U+200D (but one that shows, after a
+    virama or between joining letters: :func:`_joins`), U+2060, U+FEFF, a bidi control (U+202E shows ``alice`` backwards) or a soft hyphen; one of :data:`UNSEEN`; a variation selector after
     a base it shows no variation of (:func:`_selects`); or a form other than Unicode NFC (``'e\u0301'`` for ``'é'``).
     Why: each made an id that looks like another yet was another scope, so a user whose client normalized
     differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.

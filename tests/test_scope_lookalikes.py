@@ -245,3 +245,15 @@ def test_a_joiner_after_a_virama_is_taken():
     for value, at in (("mia\u200d", 3), ("\u200c\u0915", 0), ("\u0915\u200d\u094d", 1), ("\u0915\u094d\u200d\u200d", 3)):
         with pytest.raises(ValueError, match=f"^user_id {SAYS_INVISIBLE} '\\\\u200[cd]' .* at position {at}:"):
             check_scope(value, "user_id")
+
+
+def test_a_non_joiner_between_joining_letters_is_taken():
+    """ZWNJ that breaks the join of two Arabic-script letters shows the first in its final form: Persian writes
+    Hosseinzadeh, and many a word, with it (RFC 5892's rule, by Unicode's presentation forms). Where the letter
+    before joins nothing after it (alef, dal, reh: they never join on), the ZWNJ shows nothing and is refused."""
+    for value in ("\u062d\u0633\u06cc\u0646\u200c\u0632\u0627\u062f\u0647", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+                  "\u0628\u0650\u200c\u0628"):  # the last with a vowel sign between (transparent)
+        assert check_scope(value, "user_id") == value
+    for value, at in (("\u062f\u200c\u0628", 1), ("\u0628\u200c", 1), ("\u0628\u200cx", 1), ("\u0628\u200d\u0628", 1)):
+        with pytest.raises(ValueError, match=f"^user_id {SAYS_INVISIBLE} '\\\\u200[cd]' .* at position {at}:"):
+            check_scope(value, "user_id")
