@@ -178,8 +178,8 @@ def _selects(value: str, i: int) -> bool:
     base = value[i - 1]
     if base in "0123456789#*":
         return value[i + 1:i + 2] == "\u20e3"
-    category = unicodedata.category(base)
-    return ord(base) > 0x7F and (category[0] in "SP" or category == "Lo") and base not in UNSEEN
+    category = unicodedata.category(base)  # INFORMATION SOURCE, a letter (Ll), is the one emoji of letters
+    return ord(base) > 0x7F and (category[0] in "SP" or category == "Lo" or base == "\u2139") and base not in UNSEEN
 
 
 VIRAMA = 9  # the canonical combining class of a virama (unicodedata.combining)

@@ -232,7 +232,7 @@ def test_invisible_characters_of_other_categories_are_refused(value, at):
 def test_a_variation_sequence_is_taken():
     """A selector that shows a variation: an emoji's (VS16), a keycap's, an ideograph's (IVS), Mongolian's."""
     for value in ("\u2764\ufe0f", "mia\u2764\ufe0f", "1\ufe0f\u20e3", "\u845b\U000e0100", "\u1820\u180b",
-                  "\u263a\ufe0e", "\u203c\ufe0f"):
+                  "\u263a\ufe0e", "\u203c\ufe0f", "\u2139\ufe0f", "\u00a9\ufe0f"):
         assert check_scope(value, "user_id") == value
 
 
