@@ -210,10 +210,10 @@ def _joins(value: str, i: int) -> bool:
     IDNA's rule for them (RFC 5892, CONTEXTJ), by :func:`_joining`'s letters. Elsewhere it shows nothing."""
     if value[i] not in "\u200c\u200d" or not i:
         return False
-    if unicodedata.combining(value[i - 1]) == VIRAMA:
-        return True
-    before = next((ch for ch in reversed(value[:i]) if unicodedata.category(ch) != "Mn"), "")
     after = next((ch for ch in value[i + 1:] if unicodedata.category(ch) != "Mn"), "")
+    if unicodedata.combining(value[i - 1]) == VIRAMA:  # a ZWNJ ending the id shows as the virama alone does
+        return value[i] == "\u200d" or unicodedata.category(after[:1] or " ")[0] == "L"
+    before = next((ch for ch in reversed(value[:i]) if unicodedata.category(ch) != "Mn"), "")
     return value[i] == "\u200c" and before in JOINS_ON and after in JOINED
 
 

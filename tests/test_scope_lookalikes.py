@@ -242,7 +242,8 @@ def test_a_joiner_after_a_virama_is_taken():
     for value in ("\u0dc1\u0dca\u200d\u0dbb\u0dd3", "\u0915\u094d\u200d\u0937", "\u0915\u094d\u200c\u0937",
                   "\u0d28\u0d4d\u200d"):
         assert check_scope(value, "user_id") == value
-    for value, at in (("mia\u200d", 3), ("\u200c\u0915", 0), ("\u0915\u200d\u094d", 1), ("\u0915\u094d\u200d\u200d", 3)):
+    for value, at in (("mia\u200d", 3), ("\u200c\u0915", 0), ("\u0915\u200d\u094d", 1), ("\u0915\u094d\u200d\u200d", 3),
+                      ("\u0915\u094d\u200c", 2)):
         with pytest.raises(ValueError, match=f"^user_id {SAYS_INVISIBLE} '\\\\u200[cd]' .* at position {at}:"):
             check_scope(value, "user_id")
 
