@@ -239,7 +239,11 @@ def scope_flaw(value: str) -> Flaw | None:
                         "yet is another scope)", "2026-12-07")
     if not unicodedata.is_normalized("NFC", value):
         nfc = unicodedata.normalize("NFC", value)  # written as escapes: the two forms look the same
-        return Flaw(f"is not in Unicode NFC form ({ascii(value)[:60]} is {ascii(nfc)[:60]} in NFC)",
+        # shown from a little before they differ: cut from the start, a long id's two forms read the same
+        start = max(0, next((k for k, (a, b) in enumerate(zip(value, nfc)) if a != b), 0) - 8)
+        where = f"from position {start}, " if start else ""
+        return Flaw(f"is not in Unicode NFC form ({where}{ascii(value[start:])[:60]} is {ascii(nfc[start:])[:60]} "
+                    "in NFC)",
                     "send it normalized to NFC, unicodedata.normalize('NFC', id) (the same letters written another "
                     "way would be another scope)", "2026-12-07")
     return None

@@ -258,3 +258,14 @@ def test_a_non_joiner_between_joining_letters_is_taken():
     for value, at in (("\u062f\u200c\u0628", 1), ("\u0628\u200c", 1), ("\u0628\u200cx", 1), ("\u0628\u200d\u0628", 1)):
         with pytest.raises(ValueError, match=f"^user_id {SAYS_INVISIBLE} '\\\\u200[cd]' .* at position {at}:"):
             check_scope(value, "user_id")
+
+
+def test_a_long_id_not_in_nfc_is_shown_where_it_differs():
+    """The line shows the id and its NFC form from a little before their first difference: cut at 60 characters
+    from the start, an id of 70 letters then 'e' + U+0301 was said to be not NFC, showing two equal texts."""
+    value = "u" * 70 + NFD
+    with pytest.raises(ValueError) as refused:
+        check_scope(value, "user_id")
+    said = str(refused.value)
+    assert said.startswith("user_id is not in Unicode NFC form (from position 65, 'uuuuuJose\\u0301' is "
+                           "'uuuuuJos\\xe9' in NFC): "), said
