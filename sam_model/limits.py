@@ -170,16 +170,25 @@ def _is_selector(ch: str) -> bool:
 
 def _selects(value: str, i: int) -> bool:
     """Whether the selector at ``i`` follows a base that has variations: a symbol or emoji (S*, P*: '\u2764' +
-    VS16 is the red heart), an ideograph or another letter of a caseless script (Lo: an ideographic variation,
-    Mongolian's forms), outside ASCII, or a keycap's digit, '#' or '*' (U+20E3 next). After an ASCII or cased
-    letter, a mark, another selector or at the start it shows nothing: 'mia' + VS16 looks like 'mia'."""
+    VS16 is the red heart) outside ASCII, a letter of a script with variations (:func:`_varies`), or a keycap's
+    digit, '#' or '*' (U+20E3 next). After another letter, a mark, another selector or at the start it shows
+    nothing: 'mia' + VS16 looks like 'mia'."""
     if not i:
         return False
     base = value[i - 1]
     if base in "0123456789#*":
         return value[i + 1:i + 2] == "\u20e3"
     category = unicodedata.category(base)  # INFORMATION SOURCE, a letter (Ll), is the one emoji of letters
-    return ord(base) > 0x7F and (category[0] in "SP" or category == "Lo" or base == "\u2139") and base not in UNSEEN
+    return ord(base) > 0x7F and (category[0] in "SP" or base == "\u2139" or (category == "Lo" and _varies(base)))
+
+
+def _varies(letter: str) -> bool:
+    """Whether a letter (Lo) is of a script whose letters have variations: an ideograph (its ideographic or
+    standardized variants), Mongolian (free variation selectors), Myanmar or Phags-pa. Hebrew, Arabic, Hangul
+    or Thai + a selector shows the letter alone."""
+    o = ord(letter)
+    return (unicodedata.name(letter, "").startswith("CJK ") or 0x1800 <= o <= 0x18AF or 0x1000 <= o <= 0x109F
+            or 0xA840 <= o <= 0xA87F)
 
 
 VIRAMA = 9  # the canonical combining class of a virama (unicodedata.combining)

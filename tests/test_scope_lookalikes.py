@@ -217,7 +217,8 @@ def test_a_server_fixed_to_an_id_refuses_its_look_alike_saying_why(tmp_path):
 # variation of it ('mia' + VS16 is shown as 'mia')
 UNSEEN_IDS = [("mia\u034f", 3), ("m\u3164ia", 1), ("\u3164", 0), ("mi\u115fa", 2), ("mia\u1160", 3), ("mia\uffa0", 3),
           ("mia\u17b4", 3), ("mia\ufe0f", 3), ("mia\ufe0e", 3), ("\ufe0fmia", 0), ("mia\U000e0100", 3), ("9\ufe0f", 1),
-          ("\u2764\ufe0f\ufe0f", 2), ("Jos\u00e9\ufe0f", 4)]
+          ("\u2764\ufe0f\ufe0f", 2), ("Jos\u00e9\ufe0f", 4),
+              ("\u05e9\u05dc\u05d5\u05dd\ufe0f", 4), ("\uac00\ufe0f", 1), ("\u0639\u0644\u064a\ufe00", 3)]
 
 
 @pytest.mark.parametrize(("value", "at"), UNSEEN_IDS)
@@ -232,7 +233,8 @@ def test_invisible_characters_of_other_categories_are_refused(value, at):
 def test_a_variation_sequence_is_taken():
     """A selector that shows a variation: an emoji's (VS16), a keycap's, an ideograph's (IVS), Mongolian's."""
     for value in ("\u2764\ufe0f", "mia\u2764\ufe0f", "1\ufe0f\u20e3", "\u845b\U000e0100", "\u1820\u180b",
-                  "\u263a\ufe0e", "\u203c\ufe0f", "\u2139\ufe0f", "\u00a9\ufe0f"):
+                  "\u263a\ufe0e", "\u203c\ufe0f", "\u2139\ufe0f", "\u00a9\ufe0f",
+                  "\u1000\ufe00", "\u795e\ufe00"):
         assert check_scope(value, "user_id") == value
 
 
