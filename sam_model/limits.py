@@ -226,6 +226,13 @@ def _joins(value: str, i: int) -> bool:
     return value[i] == "\u200c" and before in JOINS_ON and after in JOINED
 
 
+def _separates(value: str, i: int) -> bool:
+    """Whether ``value[i]`` is the Mongolian vowel separator (U+180E) between a Mongolian letter and an a or e ending
+    the word, which it shows in their separated form; elsewhere it shows nothing."""
+    return (value[i] == "\u180e" and i > 0 and "\u1820" <= value[i - 1] <= "\u18aa"
+            and value[i + 1:i + 2] in ("\u1820", "\u1821") and not "\u1820" <= value[i + 2:i + 3] <= "\u18aa")
+
+
 def scope_flaw(value: str) -> Flaw | None:
     """What makes ``value`` a scope no call takes, None if nothing. A control character or line break (a newline or
     NUL was taken, and the memories' ids were ``a\nb#0``: every log line, CSV row or terminal showing one broken);
@@ -242,7 +249,7 @@ def scope_flaw(value: str) -> Flaw | None:
             return Flaw(f"holds the control character {ch!r} at position {i}",
                         "give an id of printable characters (a newline, tab or NUL would be written into its "
                         "memories' ids)", "2026-12-06")
-        if (category == "Cf" and not _joins(value, i)) or ch in UNSEEN or (_is_selector(ch) and not _selects(value, i)):
+        if (category == "Cf" and not (_joins(value, i) or _separates(value, i))) or ch in UNSEEN or (_is_selector(ch) and not _selects(value, i)):
             return Flaw(f"holds the invisible character {ch!r} ({unicodedata.name(ch, 'a format character')}) at "
                         f"position {i}", "give the id without it (an id holding it looks like the one without, "
                         "yet is another scope)", "2026-12-07")

@@ -271,3 +271,14 @@ def test_a_long_id_not_in_nfc_is_shown_where_it_differs():
     said = str(refused.value)
     assert said.startswith("user_id is not in Unicode NFC form (from position 65, 'uuuuuJose\\u0301' is "
                            "'uuuuuJos\\xe9' in NFC): "), said
+
+
+def test_a_mongolian_vowel_separator_before_a_final_vowel_is_taken():
+    """U+180E (a format character) between a Mongolian letter and a final a or e gives that vowel its separated
+    form, visibly: taken there, refused elsewhere as any invisible character."""
+    for value in ("\u182c\u1820\u182d\u1820\u180e\u1820", "\u182c\u1820\u182d\u1820\u180e\u1820 \u182a\u1820"):
+        assert check_scope(value, "user_id") == value
+    for value, at in (("mia\u180e", 3), ("\u1820\u180e", 1), ("\u180e\u1820", 0), ("\u1820\u180e\u1822", 1),
+                      ("\u1820\u180e\u1820\u182a", 1)):
+        with pytest.raises(ValueError, match=f"^user_id {SAYS_INVISIBLE} '\\\\u180e' .* at position {at}:"):
+            check_scope(value, "user_id")
