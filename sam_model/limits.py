@@ -233,12 +233,20 @@ def _separates(value: str, i: int) -> bool:
             and value[i + 1:i + 2] in ("\u1820", "\u1821") and not "\u1820" <= value[i + 2:i + 3] <= "\u18aa")
 
 
+def _unseen(value: str, i: int, category: str) -> bool:
+    """Whether ``value[i]`` (of Unicode ``category``) is an invisible character that shows nothing there."""
+    if category == "Cf":
+        return not (_joins(value, i) or _separates(value, i))
+    return value[i] in UNSEEN or (_is_selector(value[i]) and not _selects(value, i))
+
+
 def scope_flaw(value: str) -> Flaw | None:
     """What makes ``value`` a scope no call takes, None if nothing. A control character or line break (a newline or
     NUL was taken, and the memories' ids were ``a\nb#0``: every log line, CSV row or terminal showing one broken);
-    an invisible character: a format one (Cf) such as zero-width U+200B, U+200C, U+200D (but one that shows, after a
-    virama or between joining letters: :func:`_joins`), U+2060, U+FEFF, a bidi control (U+202E shows ``alice`` backwards) or a soft hyphen; one of :data:`UNSEEN`; a variation selector after
-    a base it shows no variation of (:func:`_selects`); or a form other than Unicode NFC (``'e\u0301'`` for ``'é'``).
+    an invisible character (:func:`_unseen`): a format one (Cf) such as zero-width U+200B, U+200C, U+200D (but
+    one that shows: :func:`_joins`, :func:`_separates`), U+2060, U+FEFF, a bidi control (U+202E shows ``alice``
+    backwards) or a soft hyphen; one of :data:`UNSEEN`; a variation selector after a base it shows no variation of
+    (:func:`_selects`); or a form other than Unicode NFC (``'e\u0301'`` for ``'é'``).
     Why: each made an id that looks like another yet was another scope, so a user whose client normalized
     differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.
     Refused, not normalized: normalizing would move (on a load) or merge (on a call) the scopes of saves already
@@ -249,7 +257,7 @@ def scope_flaw(value: str) -> Flaw | None:
             return Flaw(f"holds the control character {ch!r} at position {i}",
                         "give an id of printable characters (a newline, tab or NUL would be written into its "
                         "memories' ids)", "2026-12-06")
-        if (category == "Cf" and not (_joins(value, i) or _separates(value, i))) or ch in UNSEEN or (_is_selector(ch) and not _selects(value, i)):
+        if _unseen(value, i, category):
             return Flaw(f"holds the invisible character {ch!r} ({unicodedata.name(ch, 'a format character')}) at "
                         f"position {i}", "give the id without it (an id holding it looks like the one without, "
                         "yet is another scope)", "2026-12-07")
