@@ -58,6 +58,7 @@ from sam_model.limits import (
 )
 from sam_model.memory.scopedinput import FIT_CHARS
 from sam_model.serve import invalid
+from sam_model.serve.jsonrpc import key_twice, parse_error
 from sam_model.serve.scopes import FixedScopeError, refusal
 from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
@@ -239,7 +240,8 @@ class _UniqueKeys:
     """The MCP app at /mcp, its JSON-RPC bodies refused where a key is given twice in one object: the SDK reads them
     by pydantic, which kept the last value as Python's reader did (``remember(user_id="alice", user_id="bob")``
     stored bob's memory). Answered as the SDK answers a body it cannot parse (400, JSON-RPC error -32700), naming
-    the key; any other problem of the body is left to the SDK."""
+    the key (sam_model.serve.jsonrpc, the rule of --stdio's lines too); any other problem of the body is left to
+    the SDK."""
 
     def __init__(self, app: Any):
         self.app = app
@@ -255,25 +257,9 @@ class _UniqueKeys:
             chunks.append(message.get("body", b""))
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        try:
-            json.loads(body, object_pairs_hook=_unique)
-        except _TwiceError as err:
-            return await JSONResponse({"jsonrpc": "2.0", "id": None, "error": {
-                "code": -32700, "message": f"Parse error: {err}"}}, status_code=400)(scope, receive, send)
-        except (ValueError, RecursionError):  # the SDK's to answer, as it does
-            pass
+        if (twice := key_twice(body)) is not None:
+            return await JSONResponse(parse_error(twice), status_code=400)(scope, receive, send)
         return await self.app(scope, _replaying(body, receive), send)
-
-
-class _TwiceError(ValueError):
-    """A key given twice in one JSON object (:func:`sam_model.io.unique_keys`' refusal)."""
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    try:
-        return unique_keys(pairs)
-    except ValueError as err:
-        raise _TwiceError(str(err)) from None
 
 
 class _Request(Request):
