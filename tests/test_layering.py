@@ -26,7 +26,8 @@ INFERENCE = ["sam_model", "sam_model.retriever", "sam_model.export", "sam_model.
 INTEGRATIONS = ["sam_model.integrations.langchain", "sam_model.integrations.langgraph"]
 # The served memory and the Qdrant backend (the [serve] extra): inference path too, so no Lightning.
 SERVING = ["sam_model.backends.qdrant", "sam_model.serve.wal", "sam_model.serve.tenants", "sam_model.serve.batching",
-           "sam_model.serve.http", "sam_model.serve.mcp", "sam_model.serve.cli"]
+           "sam_model.serve.http", "sam_model.serve.mcp", "sam_model.serve.cli", "sam_model.serve.stdio",
+           "sam_model.serve.jsonrpc"]
 # Backend modules whose library comes from an extra that may be absent (their import then names the extra).
 EXTRA_OF = {"sam_model.backends.qdrant_edge": "qdrant_edge", "sam_model.integrations.autogen": "autogen_core",
             "sam_model.integrations.smolagents": "smolagents", "sam_model.integrations.llamaindex": "llama_index",

@@ -35,7 +35,9 @@ id), and a call giving another value for a fixed scope is refused, never widened
 MCP remember is logged as the HTTP add of the same messages is) and, like them, are answered before the checkpoint
 they make due is written. What the memory refuses (an unknown key or id, an empty text, a message with no content,
 no scope) comes back as the tool's error with the memory's one-line reason; an argument of the wrong type, missing
-or unknown, as one line naming it and what it takes.
+or unknown, as one line naming it and what it takes. A message giving a key twice in one object is refused unread
+on both transports (sam_model.serve.jsonrpc), and over stdio a line that is no UTF-8 too (sam_model.serve.stdio):
+the SDK read the last value, and each such byte as U+FFFD.
 """
 
 
@@ -49,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sam_model.limits import MAX_ADD_ITEMS
 from sam_model.memory.scoped import SCOPE_KEYS
 from sam_model.serve.scopes import check_fixed, refusal, within
+from sam_model.serve.stdio import strict_stdio
 from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
 
@@ -219,6 +222,13 @@ class _Server(MCPServer):
                 raise
             raise ToolError(f"Error executing tool {name}: {_arguments_error(err.__cause__, tool.parameters)}") \
                 from err.__cause__  # the SDK then logs the fields only, never the caller's values
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's, over stdin's lines read as bytes (sam_model.serve.stdio): a line that is no UTF-8 or gives a key
+        twice is refused in a JSON-RPC parse error, where the SDK's reading changed or lost what it said."""
+        async with strict_stdio() as (read_stream, write_stream):
+            await self._lowlevel_server.run(read_stream, write_stream,
+                                            self._lowlevel_server.create_initialization_options())
 
 
 _JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"),

@@ -1,0 +1,93 @@
+"""``sam-serve --stdio``'s transport: the SDK's (mcp.server.stdio.stdio_server), fed stdin's lines read as bytes and
+refused where the SDK's reading would change or lose what the client sent.
+
+The SDK decodes stdin with ``errors="replace"``, so a line holding bytes that are no UTF-8 (a Latin-1 client's
+"café") was stored with U+FFFD in place of them, and reads a key given twice in one object as its last value
+(``remember(user_id="alice", user_id="bob")`` stored bob's memory). Here such a line is answered on stdout as the
+SDK answers one it cannot parse over HTTP (a JSON-RPC error with id null and code -32700), naming the line's number
+and what is wrong, and never reaches the server; the next lines are served. Everything else (initialize,
+notifications, a line that is no JSON-RPC, shutdown at end of input, fd 0 and 1 diverted while serving) is the
+SDK's own."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, BinaryIO
+
+import anyio
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import jsonrpc_message_adapter
+
+from sam_model.serve.jsonrpc import key_twice, parse_error
+
+
+def refused(raw: bytes, number: int) -> tuple[str, str | None]:
+    """(the line as text, None), or ("", why the line ``number`` (from 1) is refused unread: bytes that are no UTF-8,
+    a key given twice in one object)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return "", (f"line {number} holds invalid UTF-8 at byte {err.start} (0x{raw[err.start]:02x}, counting from "
+                    "0): send JSON encoded as UTF-8; nothing of this line was read")
+    twice = key_twice(line)
+    return (line, None) if twice is None else ("", f"line {number}: {twice}; nothing of this line was read")
+
+
+class _Lines:
+    """stdin's lines as the SDK's reader takes them (an async iterable of text), each refused one answered on the
+    SDK's write stream (its one writer of stdout: no answer can tear another) instead of passed on."""
+
+    def __init__(self, source: BinaryIO):
+        self.source = source
+        self.answers: Any = None
+        self.opened = anyio.Event()
+
+    def open(self, answers: Any) -> None:
+        """The SDK's write stream is open: lines may be read and answered."""
+        self.answers = answers
+        self.opened.set()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._read()
+
+    async def _read(self) -> AsyncIterator[str]:
+        await self.opened.wait()
+        number = 0
+        async for raw in anyio.wrap_file(self.source):
+            number += 1
+            line, why = refused(raw, number)
+            if why is None:
+                yield line
+            else:
+                error = jsonrpc_message_adapter.validate_python(parse_error(why), by_name=False)
+                await self.answers.send(SessionMessage(error))
+
+
+def _claim_stdin() -> tuple[BinaryIO, Any]:
+    """(stdin's bytes, what gives fd 0 back), as the SDK claims it when it reads stdin itself: fd 0 then reads the
+    null device, so a child process cannot take the client's lines. An SDK without that claim: stdin's buffer."""
+    try:
+        from mcp.server.stdio import _claim_fd, _open_stdin_diversion
+    except ImportError:
+        return sys.stdin.buffer, None
+    return _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
+
+
+@asynccontextmanager
+async def strict_stdio() -> AsyncIterator[tuple[Any, Any]]:
+    """(read stream, write stream) for an MCP server, as the SDK's stdio_server yields them."""
+    source, release = _claim_stdin()
+    lines = _Lines(source)
+    try:
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            lines.open(write_stream)
+            yield read_stream, write_stream
+    finally:
+        if release is not None:
+            release()
+
+
+__all__ = ["refused", "strict_stdio"]

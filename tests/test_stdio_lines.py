@@ -1,0 +1,142 @@
+"""``sam-serve --stdio``'s lines are read as bytes, as the client wrote them: the SDK decoded stdin with replacement, so a
+line holding bytes that are no UTF-8 was stored with U+FFFD in place of the user's bytes, and read a key given twice
+in one object as its last value (``user_id`` alice, then bob: bob's memory), where HTTP's /mcp refuses such a body.
+Now each such line is answered on stdout by a JSON-RPC parse error (id null, -32700) naming its line and what is
+wrong, nothing of it is stored, and the next lines are served. Run as a real subprocess, over its stdin and stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+
+from serving import keys_file, tiny_export  # noqa: E402
+
+from sam_model.serve.stdio import refused  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
+
+
+def remember(request_id: int, arguments: str) -> bytes:
+    """A tools/call of remember whose arguments are ``arguments``' JSON text as written (a key twice, say)."""
+    return (b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "remember", "arguments": '
+            % request_id + arguments.encode("utf-8") + b"}}\n")
+
+
+class Served:
+    """sam-serve --stdio acme as a subprocess: lines written to its stdin, its answers read from its stdout."""
+
+    def __init__(self, folder: Path, export: Path):
+        args = ["--keys", str(keys_file(folder)), "--data", str(folder / "data"), "--model", str(export),
+                "--stdio", "acme", "--threads", "1"]
+        self.log = open(folder / "stderr.log", "wb")
+        self.proc = subprocess.Popen([sys.executable, "-m", "sam_model.serve", *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log, env={**os.environ, "PYTHONPATH": str(REPO)})
+        self.pending = b""
+
+    def send(self, line: bytes) -> None:
+        self.proc.stdin.write(line)
+        self.proc.stdin.flush()
+
+    def answer(self, timeout: float = 120.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            fd = self.proc.stdout.fileno()
+            assert left > 0 and select.select([fd], [], [], left)[0], f"no answer: {self.stderr()}"
+            chunk = os.read(fd, 1 << 16)
+            assert chunk, f"sam-serve closed its stdout: {self.stderr()}"
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return json.loads(line)
+
+    def ask(self, line: bytes) -> dict:
+        self.send(line)
+        return self.answer()
+
+    def stderr(self) -> str:
+        self.log.flush()
+        return Path(self.log.name).read_text(errors="replace")[-3000:]
+
+    def close(self) -> int:
+        self.proc.stdin.close()
+        code = self.proc.wait(120)
+        self.log.close()
+        return code
+
+
+@pytest.fixture
+def served(tmp_path, tiny_bert_dir):
+    server = Served(tmp_path, tiny_export(tiny_bert_dir, tmp_path / "export"))
+    yield server
+    if server.proc.poll() is None:
+        server.proc.kill()
+        server.proc.wait(60)
+
+
+def recalled(server: Served, request_id: int, user_id: str) -> list[str]:
+    """The memories of ``user_id`` the served memory holds (a recall of them all, by the same process)."""
+    args = json.dumps({"query": "flies seat aisle", "user_id": user_id, "limit": 50})
+    got = server.ask(b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "recall", '
+                     b'"arguments": %s}}\n' % (request_id, args.encode()))
+    assert not got["result"].get("isError"), got
+    return [h["memory"] for h in json.loads(got["result"]["content"][0]["text"])["results"]]
+
+
+def initialized(server: Served) -> Served:
+    """``server`` after the client's first two lines: initialize (answered) and its notification (not)."""
+    assert server.ask(json.dumps(INIT).encode() + b"\n")["result"]["serverInfo"]["name"] == "sam-memory"
+    server.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    return server
+
+
+def test_a_line_of_invalid_utf8_is_refused_by_number_and_the_next_lines_are_served(served):
+    latin1 = remember(2, '{"text": "Jos\u00e9 flies business", "user_id": "jose"}').replace(b"\xc3\xa9", b"\xe9")
+    bad = initialized(served).ask(latin1)  # line 3
+    assert bad["id"] is None and bad["error"]["code"] == -32700, bad  # it was stored as "Jos\ufffd flies business"
+    said, at = bad["error"]["message"], latin1.index(bytes([0xE9]))
+    assert said.startswith(f"Parse error: line 3 holds invalid UTF-8 at byte {at} (0xe9"), said
+    fine = served.ask(remember(3, '{"text": "Jos\u00e9 flies economy", "user_id": "jose"}'))  # served after it
+    assert fine["id"] == 3 and not fine["result"].get("isError"), fine
+    assert json.loads(fine["result"]["content"][0]["text"])["results"][0]["memory"] == "Jos\u00e9 flies economy"
+    assert recalled(served, 4, "jose") == ["Jos\u00e9 flies economy"]  # nothing with U+FFFD for the user's byte
+    assert served.close() == 0, served.stderr()  # end of input: the SDK's shutdown
+
+
+def test_a_line_giving_a_key_twice_is_refused_by_number_and_the_next_lines_are_served(served):
+    twice = initialized(served).ask(remember(2, '{"text": "window seat", "user_id": "alice", "user_id": "bob"}'))
+    assert twice["id"] is None and twice["error"]["code"] == -32700, twice  # it was stored as bob's
+    assert twice["error"]["message"].startswith("Parse error: line 3: the key 'user_id' is given twice"), twice
+    nested = served.ask(remember(3, '{"text": "aisle", "user_id": "alice", "metadata": {"a": 1, "a": 2}}'))
+    assert nested["id"] is None and nested["error"]["message"].startswith("Parse error: line 4: the key 'a' is "
+                                                                          "given twice"), nested
+    fine = served.ask(remember(4, '{"text": "no red-eyes", "user_id": "alice"}'))  # line 5, served after them
+    assert fine["id"] == 4 and not fine["result"].get("isError"), fine
+    assert recalled(served, 5, "alice") == ["no red-eyes"] and recalled(served, 6, "bob") == []
+    assert served.close() == 0, served.stderr()
+
+
+@pytest.mark.parametrize("raw, says", [
+    (b'{"a": "caf\xe9"}\n', "line 7 holds invalid UTF-8 at byte 10 (0xe9"),
+    (b'{"a": "\xed\xa0\x80"}\n', "line 7 holds invalid UTF-8 at byte 7 (0xed"),  # a surrogate, no UTF-8
+    (b'[{"id": 1, "id": 2}]\n', "line 7: the key 'id' is given twice in one object (keep one)"),
+])
+def test_a_refused_line_names_its_number_and_what_is_wrong(raw, says):
+    line, why = refused(raw, 7)
+    assert line == "" and why is not None and why.startswith(says) and "\n" not in why, why
+
+
+@pytest.mark.parametrize("raw", [b'{"a": "caf\xc3\xa9", "b": {"a": 1}}\r\n', b"\n", b"{broken\n", b'{"a": 1}'])
+def test_other_lines_are_passed_on_as_sent(raw):
+    """A line that is no JSON is the SDK's to answer, as it does; a key in two objects is no key twice."""
+    assert refused(raw, 1) == (raw.decode("utf-8"), None)
