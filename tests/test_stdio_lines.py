@@ -126,6 +126,30 @@ def test_a_line_giving_a_key_twice_is_refused_by_number_and_the_next_lines_are_s
     assert served.close() == 0, served.stderr()
 
 
+def test_the_sdks_stdio_client_is_served_as_before(tmp_path, tiny_bert_dir):
+    """What the transport leaves to the SDK (initialize, the tools' list, calls, shutdown when the client goes), as
+    an agent's MCP client meets it: the mcp SDK's own, launching sam-serve --stdio."""
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    export = tiny_export(tiny_bert_dir, tmp_path / "export")
+    args = ["-m", "sam_model.serve", "--keys", str(keys_file(tmp_path)), "--data", str(tmp_path / "data"),
+            "--model", str(export), "--stdio", "acme", "--threads", "1"]
+
+    async def run() -> tuple[set[str], dict]:
+        server = StdioServerParameters(command=sys.executable, args=args, env={**os.environ, "PYTHONPATH": str(REPO)})
+        async with Client(server) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            await client.call_tool("remember", {"text": "Jos\u00e9 prefers \u7a93\u8fba seats", "user_id": "jose"})
+            found = await client.call_tool("recall", {"query": "seats", "user_id": "jose"})
+            return tools, json.loads(found.content[0].text)
+
+    tools, found = asyncio.run(run())
+    assert tools == {"remember", "recall", "forget", "forget_all"}
+    assert [h["memory"] for h in found["results"]] == ["Jos\u00e9 prefers \u7a93\u8fba seats"]
+
+
 @pytest.mark.parametrize("raw, says", [
     (b'{"a": "caf\xe9"}\n', "line 7 holds invalid UTF-8 at byte 10 (0xe9"),
     (b'{"a": "\xed\xa0\x80"}\n', "line 7 holds invalid UTF-8 at byte 7 (0xed"),  # a surrogate, no UTF-8
