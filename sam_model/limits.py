@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import json
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -129,23 +129,27 @@ def check_batch_size(batch_size: Any, name: str = "batch_size") -> int:
     return check_int(batch_size, name, 1, MAX_BATCH_SIZE)
 
 
-def check_scope(value: Any, name: str) -> str | None:
+def check_scope(value: Any, name: str, held: Callable[[str], bool] | None = None) -> str | None:
     """A ``user_id``, ``agent_id`` or ``run_id`` (None: not given), else a ValueError naming ``name``: a non-empty
     string of at most MAX_SCOPE_CHARS characters, without '/' (ScopedMemory.episode_of joins the scopes by it into
     one conversation's name) and of the characters :func:`scope_flaw` takes (no control character, no invisible
     one, in Unicode NFC). The one rule of every entry point: ScopedMemory, sam-serve's HTTP bodies and query
-    parameters, MCP's tools, the adapters and the scopes a key or ``--user-id`` fixes."""
+    parameters, MCP's tools, the adapters and the scopes a key or ``--user-id`` fixes.
+
+    ``held``: whether the store holds memories under this exact value (a read or a delete). Such a value is taken
+    despite its :func:`scope_flaw`: memories saved under it before the rule came must stay listed, exported and
+    erasable by their user, as they are (never normalized, so no other id is reached); an add passes no ``held``."""
     if value is None:
         return None
     if not isinstance(value, str) or not value or "/" in value or len(value) > MAX_SCOPE_CHARS:
         raise ValueError(f"{name} must be a non-empty string without '/' of at most {MAX_SCOPE_CHARS} characters, "
                          f"got {_show(value)}")
+    flaw = scope_flaw(value) if held is not None else None
+    if flaw is not None and held(value):
+        return value
+    if flaw is not None and not _AS_LOGGED.get():  # the read's refusal says why an id of earlier memories is taken
+        raise ValueError(f"{name} {flaw.what}: {flaw.fix}; no memory is stored under it as written")
     return check_scope_characters(value, name)
-
-
-def control_at(value: str) -> int | None:
-    """Where ``value``'s first control character or line break is (Unicode category Cc, Zl or Zp), None if none."""
-    return next((i for i, ch in enumerate(value) if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
 
 
 class Flaw(NamedTuple):

@@ -289,6 +289,13 @@ class MemoryStore(StoreSearch, StoreFiles):
                 if (episode_id is None or self.index.episode_of(i) == episode_id) and (within is None or i in within)]
 
     @locked
+    def holds_scope(self, name: str, value: Any) -> bool:
+        """Whether a memory is stored under exactly this ``user_id``, ``agent_id`` or ``run_id`` value: a scope no
+        add may name any more (limits.scope_flaw) is still read and erased where it holds memories (limits.check_scope's
+        ``held``), as it was written, never another id."""
+        return bool(self._scopes.get((name, value)))
+
+    @locked
     def has_episode(self, episode_id: Any, user_id: str | None = None, agent_id: str | None = None,
               run_id: str | None = None) -> bool:
         """Whether a memory of the episode is stored, looked for among the scopes' memories (every memory when none

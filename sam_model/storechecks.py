@@ -40,7 +40,7 @@ def unprintable_scopes(entries: Iterable[Any], where: str, what: str = "memories
     control character, taken until 2026-12-06; an invisible character or a form other than NFC, until 2026-12-07)
     of a loaded save's memories (``entries``: their ids and scopes; or a replayed log's writes, ``what``), naming
     the file, the field and the value, and how to keep the memories. Not refused: that would lose them, and they
-    stay listed (ScopedMemory.get_all(all_scopes=True), MemoryStore.get_all)."""
+    stay listed and erasable by a read or delete naming the value as written (limits.check_scope's ``held``)."""
     found: dict[tuple[str, str], dict] = {}
     for e in entries:
         for name in SCOPES:
@@ -49,10 +49,11 @@ def unprintable_scopes(entries: Iterable[Any], where: str, what: str = "memories
                 found.setdefault((name, value), {})[getattr(e, "parent", None) or e.id] = None
     for (name, value), held in found.items():
         flaw, ids = scope_flaw(value), list(held)
-        log.warning("%s: %s %r of %d %s (the first %r) %s, which no scope takes since %s (a scoped call naming it "
-                    "is refused): its memories are loaded and listed by get_all(all_scopes=True); to keep them, add "
-                    "each again under a %s that is taken (%s) and delete it by its id", where, name, value, len(ids),
-                    what, ids[0], flaw.what, flaw.since, name, flaw.fix)
+        log.warning("%s: %s %r of %d %s (the first %r) %s, which no add takes since %s: its memories are loaded, "
+                    "and a read or delete naming it as written (get_all, search, history, delete_all) still reaches "
+                    "them, as does get_all(all_scopes=True); to keep adding to them, add each again under a %s that "
+                    "is taken (%s) and delete it by its id", where, name, value, len(ids), what, ids[0], flaw.what,
+                    flaw.since, name, flaw.fix)
 
 
 def check_episode(episode_id: Any, name: str = "episode_id") -> str | None:

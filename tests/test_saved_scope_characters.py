@@ -48,8 +48,9 @@ def test_an_old_save_holding_one_loads_says_so_in_one_line_and_its_memories_can_
     assert said[0].startswith(str(tmp_path / "m" / "store" / "store.json"))
     assert "user_id 'mia\\tbo' of 2 memories" in said[0] and "get_all(all_scopes=True)" in said[0]
     assert len(memory.get_all(user_id="lea")["results"]) == 1  # the other scopes as they were
+    assert len(memory.get_all(user_id="mia\tbo")["results"]) == 2  # read as written, where it holds memories
     with pytest.raises(ValueError, match="user_id holds the control character"):
-        memory.get_all(user_id="mia\tbo")
+        memory.add("hello", user_id="mia\tbo")
     kept = [r for r in memory.get_all(all_scopes=True)["results"] if r["user_id"] == "mia\tbo"]
     assert [r["memory"] for r in kept] == ["my card ends 4242", "I fly on Monday"]
     for r in kept:  # what the line says to do: add again under a printable scope, delete by id

@@ -60,8 +60,9 @@ the memories earlier calls used sam_model.memory.scopeduses.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -170,9 +171,11 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
 
     @staticmethod
     def _scopes(user_id, agent_id, run_id, need: bool = True, all_scopes: bool = False,
-                verb: str = "search") -> dict[str, Any]:
+                verb: str = "search", held: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
+        """The scopes, checked (check_scope). ``held(name, value)``: whether a value no add may name any more still
+        holds memories, which a read or a delete then takes as written (:meth:`_held`); an add passes none."""
         for name, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
-            check_scope(v, name)
+            check_scope(v, name) if held is None else check_scope(v, name, functools.partial(held, name))
         if not isinstance(all_scopes, bool):  # "false" is truthy: a string must not widen a search to every user
             raise TypeError(f"all_scopes must be true or false, got {all_scopes!r}")
         if user_id is None and agent_id is None and run_id is None:
@@ -182,8 +185,13 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
                 raise ValueError(NO_SCOPE.format(verb))
         return {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
 
-    @classmethod
-    def _scoped_filters(cls, scopes: dict[str, Any], filters: Mapping[str, Any] | None, all_scopes: bool,
+    def _held(self, name: str, value: str) -> bool:
+        """Whether the store holds memories under exactly this scope value: a read or delete naming a value saved
+        before its rule came (limits.scope_flaw) reaches them as written, so their user can still list, export and
+        erase them; an add under it stays refused, and no other id is reached."""
+        return self.store.holds_scope(name, value)
+
+    def _scoped_filters(self, scopes: dict[str, Any], filters: Mapping[str, Any] | None, all_scopes: bool,
                         verb: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """(scopes, the other filters): Mem0 also takes the scopes inside ``filters``."""
         if filters is not None and not isinstance(filters, Mapping):
@@ -198,17 +206,17 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
                 if scopes[name] is not None and scopes[name] != v:
                     raise ValueError(f"{name} is {scopes[name]!r} but filters.{name} is {v!r}: give one")
                 scopes[name] = v
-        return cls._scopes(*(scopes[n] for n in SCOPE_KEYS), need=True, all_scopes=all_scopes, verb=verb), rest
+        return self._scopes(*(scopes[n] for n in SCOPE_KEYS), need=True, all_scopes=all_scopes, verb=verb,
+                            held=self._held), rest
 
-    @classmethod
-    def search_scopes(cls, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+    def search_scopes(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                       filters: Mapping[str, Any] | None = None,
                       all_scopes: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
         """(the scopes a search runs in, its other filters): the arguments' scopes and those given inside
         ``filters`` (Mem0 takes both), checked as :meth:`search` checks them. One place, so that a caller that
         encodes the query apart (sam_model.serve.batching) reads the same scopes' live state as the search."""
-        return cls._scoped_filters({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters,
-                                   all_scopes, "search")
+        return self._scoped_filters({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters,
+                                    all_scopes, "search")
 
     def _record(self, hit: Hit) -> dict[str, Any]:
         """What ``filters`` see of a memory: its metadata, scopes, kind and times."""
@@ -270,7 +278,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         """The memory ``memory_id`` whole (None when there is none, as Mem0). Scopes, when given, must be the
         memory's (else None): a server that knows whose request it is passes them, so that an id of another
         user's memory reads nothing."""
-        hit = self._own(memory_id, self._scopes(user_id, agent_id, run_id, need=False))
+        hit = self._own(memory_id, self._scopes(user_id, agent_id, run_id, need=False, held=self._held))
         return None if hit is None else self._result(hit)
 
     @locked
@@ -335,16 +343,17 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         Scopes, when given, must be the memory's (else []): a stored memory's own, a deleted one's those of its
         episode (``episode_of``), so that they hold after the memory is deleted."""
         self._check_id(memory_id)
-        scopes = self._scopes(user_id, agent_id, run_id, need=False)
+        places = (self._owners[memory_id] if memory_id in self._owners  # a deleted memory's: its id places them,
+                  else str(memory_id).rpartition("#")[0].split("/") + [""] * 3)  # or kept for an older save's id
+        # a value no add may name is taken where it is this memory's own (a deleted one's history is still its user's)
+        scopes = self._scopes(user_id, agent_id, run_id, need=False, held=lambda name, v: self._held(name, v) or (
+            places is not None and places[SCOPE_KEYS.index(name)] == v))
         if any(v is not None for v in scopes.values()):
             if self.store.has(memory_id):  # its own scopes (an older store's episode names place them otherwise)
                 if self._own(memory_id, scopes) is None:
                     return []
-            else:  # the scopes its id places, or those kept for an id of an older save, which does not place them
-                places = (self._owners[memory_id] if memory_id in self._owners
-                          else str(memory_id).rpartition("#")[0].split("/") + [""] * 3)
-                if places is None or any(v is not None and places[n] != v for n, v in enumerate(scopes.values())):
-                    return []
+            elif places is None or any(v is not None and places[n] != v for n, v in enumerate(scopes.values())):
+                return []
         return [dict(h) for h in self._history.get(memory_id, [])]
 
     # ---- forgetting ----------------------------------------------------------------------------------------
@@ -363,7 +372,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         set values, of the event before the turn or of one of its own), else kept open: until 2026-12-06 every
         delete closed it, and a streamed Responses item's ``.done`` after a delete of an unrelated memory was read
         as a new item, stored twice."""
-        hit = self._own(memory_id, self._scopes(user_id, agent_id, run_id, need=False))
+        hit = self._own(memory_id, self._scopes(user_id, agent_id, run_id, need=False, held=self._held))
         if hit is None:
             raise KeyError(f"memory {memory_id!r} is not in the store{_within(user_id, agent_id, run_id)} (ids come "
                            "from add, search or get_all)")
@@ -469,7 +478,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
     def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> dict:
         """Delete every memory of the scopes (at least one scope: ``reset`` forgets everything). A chunked memory
         is one memory: counted once, one DELETE in its history under its id, with its whole text."""
-        scopes = self._scopes(user_id, agent_id, run_id, need="write")
+        scopes = self._scopes(user_id, agent_id, run_id, need="write", held=self._held)
         # the store held throughout (self.lock is the store's): a SAMStore sharing it wrote a namespace's first
         # memory between the listing of the live episodes and the forgetting of the others, and lost its state
         hits = self._whole(self.store.get_all(**scopes))

@@ -114,7 +114,7 @@ class ScopedSearch:
         one kind) into query vectors in one forward."""
         check_text(query, "query", empty=True)
         check_step(step), check_step(task_start, "task_start")
-        self._scopes(user_id, agent_id, run_id, need=False)  # checked as live_state's: a '/' named another's
+        self._scopes(user_id, agent_id, run_id, need=False, held=self._held)  # checked as live_state's: a '/' named another's
         episode = self.episode_of(user_id, agent_id, run_id)
         observation = query
         if call is not None:
@@ -181,7 +181,7 @@ class ScopedSearch:
         call about to be made, or a list of them: :meth:`search`), its decision-point state instead. The scopes are
         checked as a search's are: a value holding '/' named another combination's conversation (``user_id=
         "mia/bot"`` read mia's with agent bot), not the one given."""
-        self._scopes(user_id, agent_id, run_id, need=False)
+        self._scopes(user_id, agent_id, run_id, need=False, held=self._held)
         if call is not None:
             return State.from_json(self._call_state(call, user_id, agent_id, run_id)[0])
         tracker = self._trackers.get(self.episode_of(user_id, agent_id, run_id))
@@ -251,7 +251,7 @@ class ScopedSearch:
         that step are no candidates), None when the scopes have none (the search is made now). What
         :meth:`search` with ``call`` uses, and the LangChain adapter for a call rebuilt from the graph's messages:
         one rule for both."""
-        self._scopes(user_id, agent_id, run_id, need=False)
+        self._scopes(user_id, agent_id, run_id, need=False, held=self._held)
         return self._decision_point(self.episode_of(user_id, agent_id, run_id))
 
 

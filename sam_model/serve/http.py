@@ -76,6 +76,11 @@ USED_ORDER = ("the memories the scope's earlier tool calls of this task took val
 # a scope field: sam_model.limits.check_scope, the memory's own rule (no '/', no control or invisible character, in
 # NFC, at most MAX_SCOPE_CHARS), refused by the field's name before the call reaches the memory
 Scope = Annotated[str | None, Field(default=None), AfterValidator(lambda v, info: check_scope(v, info.field_name))]
+# a read's or delete's scope field: the same rule but for a value no add may name any more (limits.scope_flaw), which
+# the memory takes where it still holds memories saved under it before the rule came (ScopedMemory._held), so their
+# user can list, export and erase them; refused there, in the memory's words, where it holds none
+HeldScope = Annotated[str | None, Field(default=None),
+                      AfterValidator(lambda v, info: check_scope(v, info.field_name, held=lambda _: True))]
 
 
 class Body(BaseModel):
@@ -88,9 +93,9 @@ class ScopeQuery(Body):
     ignored, and ``DELETE /v1/memories?user_id=mia&runId=trip-2`` deleted every memory of mia's)."""
     model_config = ConfigDict(extra="forbid", strict=False)  # query parameters are text: limit=5 is parsed
 
-    user_id: Scope = None
-    agent_id: Scope = None
-    run_id: Scope = None
+    user_id: HeldScope = None
+    agent_id: HeldScope = None
+    run_id: HeldScope = None
 
 
 class ListQuery(ScopeQuery):
@@ -116,9 +121,9 @@ class SearchBody(Body):
         "from the scope's recorded conversation (answered as 'state'); the conversation's newest message, the decision "
         "point itself, is left out of the results (as evaluate.py ranks a decision point) and, with an empty query, "
         "is the observation"))
-    user_id: Scope = None
-    agent_id: Scope = None
-    run_id: Scope = None
+    user_id: HeldScope = None
+    agent_id: HeldScope = None
+    run_id: HeldScope = None
     limit: int = Field(default=5, ge=1, le=MAX_K)
     filters: dict[str, Any] | None = None
     threshold: float | None = None

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sam_model.limits import check_scope_characters
+from sam_model.limits import check_scope_characters, scope_flaw
 from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory
 from sam_model.serve.wal import check_unicode
 
@@ -47,8 +47,21 @@ def check_fixed(scopes: Mapping[str, Any] | None, where: Callable[[str], str]) -
             ScopedMemory._scopes(**{n: value if n == name else None for n in SCOPE_KEYS}, need=False)
             check_unicode(value, name)
         except ValueError as err:
-            raise ValueError(f"{where(name)}: {err}") from None
+            raise ValueError(f"{where(name)}: {err}{_cut_off(value, name)}") from None
     return fixed
+
+
+def _cut_off(value: Any, name: str) -> str:
+    """What a refused fixed id of a :func:`scope_flaw` means for the memories saved under it before its rule came,
+    and what to do: the operator who fixes the key to the corrected id would otherwise cut its user off from them
+    unawares (they stay reachable as written: sam_model.limits.check_scope's ``held``)."""
+    flaw = scope_flaw(value) if isinstance(value, str) else None
+    if flaw is None:
+        return ""
+    return (f"; memories saved under this {name} before {flaw.since} are kept, but a key or server fixed to the "
+            f"corrected id is cut off from them, and one fixed to this id could add nothing: fix it to the corrected "
+            f"id for new memories, and reach the old ones with a key (or a sam-serve --stdio) that fixes no {name}, "
+            f"naming {name} exactly as stored: they are listed, searched, exported and erased, never added to")
 
 
 def within(args: Mapping[str, Any], fixed: Mapping[str, str], holder: Callable[[str], str]) -> dict[str, Any]:
