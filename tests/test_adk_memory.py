@@ -480,3 +480,25 @@ def test_the_readme_snippet_runs_as_written_with_real_adk():
 async def _drain(events: Any) -> None:
     async for _ in events:
         pass
+
+
+@pytest.mark.parametrize("restart", ["service", "save"])
+def test_a_deleted_session_stays_deleted_when_added_again_after_a_restart(adapter, tmp_path, restart):
+    """A user's delete_all of a session's memories, then a restart (a service made anew, or the memory saved and
+    loaded): the next add_session_to_memory, with the whole session as ADK sends it, stored its user's plain text
+    messages again (2 of 8; the memories' adk_to and adk_digest, the service's progress, went with them). The
+    memory keeps the session's progress (ScopedMemory.progress), so only the messages said after it are stored."""
+    store = ScopedMemory(HashingEncoder(64))
+    scopes = {"user_id": "ann_lee_123", "agent_id": "airline", "run_id": "conv-1"}
+    asyncio.run(adapter.SAMMemoryService(store, system=POLICY).add_session_to_memory(session(4)))
+    assert len(stored(store, **scopes)) == 4
+    assert store.delete_all(**scopes) == {"message": "4 memories deleted"}
+    if restart == "save":
+        store = ScopedMemory.load(store.save(tmp_path / "m"), HashingEncoder(64))
+    again = adapter.SAMMemoryService(store, system=POLICY)
+    asyncio.run(again.add_session_to_memory(session(4)))
+    assert stored(store, **scopes) == []  # the deleted turn stays deleted
+    asyncio.run(adapter.SAMMemoryService(store, system=POLICY).add_session_to_memory(session()))
+    chat = to_chat(session().doc["events"]).messages
+    assert len(stored(store, **scopes)) == len(chat) - 4  # the next turn alone, each message once
+    assert [r["metadata"]["adk_from"] for r in store.get_all(**scopes, limit=None)["results"]][0] == 4

@@ -15,7 +15,9 @@ the whole session, so each event is stored once, however often the session is ad
 longer begin with those stored (a rewind) is read on from its first chat message that differs, said in a warning
 (what was stored stays). Each add's memories say their session and which of its chat messages they are (metadata
 SESSION, FROM, TO, and DIGEST, a digest of the session's chat messages before TO), so a service made anew (a restart,
-a service each request) reads on after them where the session still begins with them; and who said
+a service each request) reads on after them where the session still begins with them (and after the session's
+last TO and DIGEST, which the memory keeps when they are deleted: ScopedMemory.progress, so a deleted session's
+messages stay deleted when it is added again); and who said
 them (AUTHOR: ``user`` or the agent, an add a run of one author's messages) and when (TIMESTAMP: its first event's
 time), which the entries a search returns carry. ``system``: the agent's instruction, which the session does not
 hold, read as the policy of each session (as the reader reads a dump's ``system`` field). A text longer than a memory
@@ -133,6 +135,7 @@ class SAMMemoryService(BaseMemoryService):
                 self.memory.add([cut_as_importer(messages[i], sources[i], log, tools.get(messages[i].get(
                     "tool_call_id"))) for i in range(start, end)], **scopes, metadata=span)
                 start = end
+            self.memory.progress(**scopes, mark={TO: len(messages) - policy, DIGEST: digests[-1]})
             self._stored[key] = messages
             self._stored.move_to_end(key)
             while len(self._stored) > SESSIONS:
@@ -158,8 +161,10 @@ class SAMMemoryService(BaseMemoryService):
         taken whatever the session held, a session of a reused id, or one rewound while the service was down, lost
         as many of its messages as the old one had stored (memories without a digest, of 2026-12-07, are taken)."""
         found = self.memory.get_all(**scopes, limit=None)["results"]
-        to = max((m[TO] for m in (r["metadata"] for r in found) if isinstance(m.get(TO), int) and 0 <= m[TO] < len(
-            digests) and m.get(DIGEST, digests[m[TO]]) == digests[m[TO]]), default=0)
+        mark = self.memory.progress(**scopes)  # kept when the session's memories were deleted: those stay deleted
+        marks = [*(r["metadata"] for r in found), *([mark] if isinstance(mark, dict) and DIGEST in mark else [])]
+        to = max((m[TO] for m in marks if isinstance(m.get(TO), int) and not isinstance(m[TO], bool)
+                  and 0 <= m[TO] < len(digests) and m.get(DIGEST, digests[m[TO]]) == digests[m[TO]]), default=0)
         return messages[:to + policy]
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> Any:

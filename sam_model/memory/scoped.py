@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import threading
 from collections.abc import Callable, Collection, Mapping
 from datetime import datetime, timezone
@@ -137,6 +138,10 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # the episodes of the two above whose memories are all deleted, the last deleted last: the oldest past
         # DROPPED_SCOPES are forgotten (_keep_dropped), so a memory whose scopes come and go stays bounded
         self._dropped: dict[str, None] = {}
+        # episode -> how far an adapter that adds a whole source again has read it (the ADK service: a session's chat
+        # messages stored, [to, digest]; :meth:`progress`), no word of it: kept when the episode's memories are all
+        # deleted (as ``_sent``, for the last DROPPED_SCOPES), else the source sent again stored them all again
+        self._progress: dict[str, Any] = {}
         # episode -> step -> the labels of an agent-log event added with its own step (a decision point of a log
         # replayed): what its call took values from, read as the conversation's are (sam_model.memory.scopeduses)
         self._labels: dict[str, dict[int, tuple[int, ...]]] = {}
@@ -400,6 +405,19 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._log(memory_id, "DELETE", _said(hit), None)
         return {"message": f"memory {memory_id} deleted"}
 
+    @locked
+    def progress(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                 mark: Any = None) -> Any:
+        """How far an adapter that adds a whole source again has read the scopes' (the ADK service: a session's
+        chat messages stored), None if never told; with ``mark`` (JSON: no words, a count and a digest), told it.
+        Saved with the memory and kept when the scopes' memories are all deleted, for the last DROPPED_SCOPES
+        deleted: what the memories' own metadata said went with them, and the source sent again after a restart
+        was stored again, the deleted memories back."""
+        episode = self.episode_of(**self._scopes(user_id, agent_id, run_id, need="write", held=self._held))
+        if mark is not None:
+            self._progress[episode] = json.loads(json.dumps(mark))  # a copy, JSON as a save writes it
+        return self._progress.get(episode)
+
     def _holds_memories(self, hit: Hit) -> bool:
         """Whether the deleted memory ``hit``'s episode still has a memory: one of its conversation's events, newest
         first (deletes go oldest first, as get_all lists them), else one of the memories of the hit's scopes, which
@@ -436,7 +454,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self.store.recorder.forget(episode)
         if episode in self._sent:  # only its last add still stands for the whole conversation the agent holds
             self._sent[episode] = resent.dropped(self._sent[episode])
-        if episode in self._sent or episode in self._gone:
+        if episode in self._sent or episode in self._gone or episode in self._progress:
             self._dropped.pop(episode, None)
             self._dropped[episode] = None
             self._keep_dropped()
@@ -457,6 +475,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
                 self._sent.pop(episode, None)
                 self._given.pop(episode, None)
                 self._gone.pop(episode, None)
+                self._progress.pop(episode, None)
 
     def _gone_items(self, episode: str, hit: Hit) -> None:
         """Keep in the episode's open Responses turn's facts the message items whose words were the deleted
@@ -503,6 +522,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._sent.clear()
         self._given.clear()
         self._gone.clear()
+        self._progress.clear()
         self._dropped.clear()
         self._labels.clear()
         self._numbering.clear()

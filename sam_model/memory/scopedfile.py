@@ -134,6 +134,7 @@ class ScopedFiles:
                             **({"sent": self._sent} if self._sent else {}),
                             **({"given": self._given} if self._given else {}),
                             **({"gone": self._gone} if self._gone else {}),
+                            **({"progress": self._progress} if self._progress else {}),
                             **({"dropped": list(self._dropped)} if self._dropped else {})}))
 
     def write_snapshot(self, path: str | os.PathLike, snap: tuple[tuple[dict, Any], tuple[list, list, str]]) -> Path:
@@ -223,6 +224,7 @@ class ScopedFiles:
                                for ep, k in _by_scope(d, "given").items() if k != ["", 0]}  # stop 64's nothing
                 self._gone = {ep: live_responses.check_gone(g, f"gone of {ep!r}")  # saves before stop 62: none
                               for ep, g in _by_scope(d, "gone").items()}
+                self._progress = dict(_by_scope(d, "progress"))  # saves before 2026-12-07: none
                 self._dropped = dict.fromkeys(_dropped(d.get("dropped"), self))  # the deleted scopes' order
                 self._times = _times(d.get("times", []))  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
@@ -233,7 +235,8 @@ class ScopedFiles:
                 if version == 1:
                     self._place_episodes()
                     self.migrated = True
-                self._dropped = {ep: None for ep in self._dropped if ep in self._sent or ep in self._gone}
+                self._dropped = {ep: None for ep in self._dropped
+                                 if ep in self._sent or ep in self._gone or ep in self._progress}
                 for ep in self._dropped.keys() & self._sent.keys():  # a save before stop 64 kept older adds' marks
                     self._sent[ep] = resent.dropped(self._sent[ep])
                 self._keep_dropped()  # a save of more (before stop 63: every deleted scope's) keeps the bound
@@ -248,7 +251,8 @@ def _dropped(d: Any, memory: Any) -> list[str]:
     """A save's deleted scopes whose keys it keeps, the last deleted last, else a ValueError naming ``dropped``;
     a save before stop 63 holds none: its scopes with kept keys and no conversation, in the order saved."""
     if d is None:
-        return [ep for ep in dict.fromkeys([*memory._sent, *memory._gone]) if ep not in memory._trackers]
+        return [ep for ep in dict.fromkeys([*memory._sent, *memory._gone, *memory._progress])
+                if ep not in memory._trackers]
     if not (isinstance(d, list) and all(isinstance(ep, str) for ep in d)):
         raise ValueError("dropped must be a list of the episodes (strings) of deleted scopes whose keys are kept")
     return d
