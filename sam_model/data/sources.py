@@ -589,7 +589,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # session; 169 named it by its id alone, and two users' (or apps') sessions of one id ("default") were refused as one
 # conversation logged twice. The events of every session convert byte for byte, their episode_id aside; files of every
 # other format, examples/logs but adk.json and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 180
+# 181: a Google ADK session database (the SQLite file of DatabaseSessionService or SqliteSessionService: a table
+# events of event_data) is read as its sessions, each one conversation as its session.model_dump_json() is (169 read
+# it as an agent log: "not UTF-8 ... re-save the file as UTF-8"). Files of every other format, examples/logs and
+# tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 181
 
 
 @dataclass(frozen=True)

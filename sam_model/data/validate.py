@@ -221,10 +221,15 @@ def _document(p: Path) -> str | None:
     "invalid JSON" on line 1, before it could be told what it is. Its transcript format is the one ``sam-data
     transcripts`` reads it as (for a ``.json``, its reader's own verdict); a document of events says how to write
     them as lines."""
+    from sam_model.data.formats import adk_db
     from sam_model.data.formats.base import TranscriptFormatError
     from sam_model.data.formats.files import conversations, document_format, parse
     from sam_model.data.reader import open_log_binary
 
+    with open(p, "rb") as raw_fh:
+        if adk_db.is_database(raw_fh.read(16)):  # it was "not UTF-8 ... re-save the file as UTF-8"
+            return (f"{p}: an SQLite database, not an agent log: a Google ADK session database (sessions.db) is "
+                    f"converted with `sam-data transcripts {p} OUT.jsonl` (train.py and evaluate.py take it as it is)")
     named = p.name.removesuffix(".gz").endswith((".json", ".traj"))
     with open_log_binary(p) as fh:
         first = next((line for line in fh if line.strip(b" \t\r\n\xef\xbb\xbf")), b"")

@@ -141,7 +141,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("adk", "Google Agent Development Kit sessions (google-adk session.model_dump_json(): events of an author "
            "and a Gemini content, function_call / function_response parts; sub-agents' events the assistant's)",
            'one session a .json file holding session.model_dump_json() (a "system" field beside its events the '
-           'agent\'s instruction, which the session does not hold), a .jsonl of them, one a line, or a folder of them',
+           'agent\'s instruction, which the session does not hold), a .jsonl of them, one a line, or a folder of them; '
+           'or the SQLite session database the app keeps them in (DatabaseSessionService, SqliteSessionService)',
            adk.to_chat, adk.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);

@@ -42,6 +42,7 @@ from sam_model.data.advice import Advice
 from sam_model.data.formats import (
     FORMATS,
     adk,
+    adk_db,
     anthropic,
     autogen,
     bedrock,
@@ -266,6 +267,14 @@ def _zstd(q: Path) -> bool:
     return ZSTD_MAGIC in (head[:4], head[4:8])
 
 
+def _sqlite(q: Path) -> bool:
+    try:
+        with open(q, "rb") as fh:
+            return adk_db.is_database(fh.read(16))
+    except OSError:
+        return False
+
+
 def _names_spans(q: Path) -> bool:
     """Whether the start of ``q`` names ``resourceSpans`` (a cheap look before a file is parsed to be sure)."""
     try:
@@ -430,9 +439,12 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
     check_compression(p, zstd=True)
     try:
         with open(p, "rb") as fh:
-            head = fh.read(8)
+            head = fh.read(16)
     except OSError as exc:
         raise SAMFileError(f"cannot read {p}: {exc}") from None
+    if adk_db.is_database(head):  # an ADK session database: it was "not UTF-8 ... re-save the file as UTF-8"
+        yield from adk_db.sessions(p)
+        return
     if zstdexport.is_proto(head):  # format: proto, uncompressed: it was "not UTF-8 ... re-save the file as UTF-8"
         raise SAMFileError(f"{p} {zstdexport.PROTO}")
     if (unpacked := zstdexport.decoded(p, head)) is not None:  # compression: zstd, a zstd library installed
@@ -1203,6 +1215,8 @@ def is_transcript_file(path: str | Path) -> bool:
     if not p.is_file():
         return False
     if name.endswith((".json", ".traj")):
+        return True
+    if _sqlite(p):  # an ADK session database (sessions.db): its sessions are conversations
         return True
     if _EXPORTER_NAME.fullmatch(p.name):
         return _zstd(p) or (_names_spans(p) and _first_is(p, otel.is_otlp))

@@ -1,0 +1,84 @@
+"""Google ADK's session database: the SQLite file of ``DatabaseSessionService("sqlite:///sessions.db")`` or
+``SqliteSessionService`` (``adk web --session_service_uri sqlite://...`` too), read as its sessions' dumps.
+
+Why: an ADK app that keeps its sessions keeps them there, not as ``session.model_dump_json()`` files; given to
+``sam-data transcripts`` the database was "not UTF-8 ... re-save the file as UTF-8", advice that loses the data. Both
+services keep a table ``events`` of ``(id, app_name, user_id, session_id, invocation_id, timestamp, event_data)``,
+``event_data`` the event's ``model_dump(exclude_none=True, mode="json")``; each session is rebuilt as
+``get_session`` rebuilds it (its events by time, ties by id; the row's id, invocation id and, where the data has none,
+time) and read by the ``adk`` reader as a saved session. The database holds no agent instruction: no policy is read.
+The file is opened read-only, so a running app's database is never written.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sam_model.data.formats.base import TranscriptFormatError
+from sam_model.io import SAMFileError
+
+MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+COLUMNS = {"id", "app_name", "user_id", "session_id", "invocation_id", "timestamp", "event_data"}
+SAVE = ("or save each session as a .json with session.model_dump_json() (a session service's get_session) and "
+        "convert those")
+
+
+def is_database(head: bytes) -> bool:
+    """A file whose first bytes are SQLite's header."""
+    return head.startswith(MAGIC)
+
+
+def _columns(con: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
+
+
+def sessions(p: Path) -> Iterator[tuple[Any, str]]:
+    """(a session's dump or the error reading it, where) for each session of the database, in the order of their
+    first events; a database that is no ADK session store is refused in one line saying what to give."""
+    try:
+        con = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise SAMFileError(f"cannot read {p} as an SQLite database: {exc}") from None
+    try:
+        found = _columns(con, "events")
+        if not found:
+            raise SAMFileError(f"{p}: an SQLite database without an 'events' table, so no Google ADK session "
+                               f"database (the transcript formats sam-data transcripts reads: sam-data formats)")
+        if not COLUMNS <= found:
+            raise SAMFileError(f"{p}: a Google ADK session database of the schema before event_data (its events "
+                               f"lack {', '.join(sorted(COLUMNS - found))}): migrate it with adk migrate session "
+                               f"--source_db_url sqlite:///{p} --dest_db_url sqlite:///NEW.db and convert NEW.db, "
+                               + SAVE)
+        rows = con.execute("SELECT app_name, user_id, session_id, id, invocation_id, timestamp, event_data "
+                           "FROM events").fetchall()
+    except sqlite3.Error as exc:
+        raise SAMFileError(f"cannot read {p} as a Google ADK session database: {exc}; {SAVE}") from None
+    finally:
+        con.close()
+    by_session: dict[tuple[Any, Any, Any], list[tuple[float, str, dict[str, Any]]]] = {}
+    bad: dict[tuple[Any, Any, Any], str] = {}
+    for app, user, sid, eid, inv, stamp, data in rows:
+        key = (app, user, sid)
+        try:
+            event = json.loads(data) if isinstance(data, (str, bytes)) else data
+            if not isinstance(event, dict):
+                raise ValueError(f"is {type(event).__name__}, expected an event object")
+        except ValueError as exc:
+            bad.setdefault(key, f"event {eid}: event_data {exc}")
+            continue
+        when = event.get("timestamp")
+        when = when if isinstance(when, (int, float)) else stamp if isinstance(stamp, (int, float)) else 0.0
+        by_session.setdefault(key, []).append((float(when), str(eid), {**event, "id": eid, "invocation_id": inv,
+                                                                       "timestamp": when}))
+    keys = sorted({*by_session, *bad}, key=lambda k: min((w for w, _, _ in by_session.get(k, [])), default=0.0))
+    for app, user, sid in keys:
+        where = f"{p}: session {sid} (app {app}, user {user})"
+        if (app, user, sid) in bad:
+            yield TranscriptFormatError(where, bad[app, user, sid]), where
+            continue
+        events = [e for _, _, e in sorted(by_session[app, user, sid], key=lambda t: (t[0], t[1]))]
+        yield {"id": sid, "app_name": app, "user_id": user, "state": {}, "events": events}, where
