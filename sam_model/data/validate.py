@@ -254,7 +254,7 @@ def _document(p: Path) -> str | None:
         document_format(doc))
     rename = "" if named else f"; name it {p.name.removesuffix('.gz').rsplit('.', 1)[0]}.json (a document is read " \
                                 "whole from a .json or .traj file)"
-    return _transcript(p, item, guess, "this is a {fmt} file ({title}), one JSON document, not an agent log", rename,
+    return _transcript(p, item, guess, "this is {a} {fmt} file ({title}), one JSON document, not an agent log", rename,
                        p if named else "FILE.json") or (
         f"{p}: a JSON document{' written over several lines' if pretty else ''}, not an agent log (JSON Lines: each "
         "event one object on its own line), and none of the transcript formats sam-data transcripts converts "
@@ -303,7 +303,8 @@ def _transcript(p: Path, item: object, guess: str | None, what: str, rename: str
     fmt = (item.format or detect(item.messages)) if isinstance(item, Conversation) and item.messages else guess
     if fmt not in FORMATS:
         return None
-    said = f"{p}: " + what.format(fmt=fmt, title=FORMATS[fmt].title)
+    article = "an" if fmt[0] in "aeio" else "a"  # "a adk file", "a openai file" were printed
+    said = f"{p}: " + what.format(fmt=fmt, title=FORMATS[fmt].title, a=article)
     if refused := _refused(item):
         return said + refused
     return (f"{said}{rename}: convert it with `sam-data transcripts {p if target is None else target} OUT.jsonl "
