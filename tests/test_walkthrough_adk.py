@@ -1,13 +1,18 @@
 """What a walkthrough of the README as a Google ADK team found (an electricity and gas utility's customer-service
 desk, tests/adk_utility.py): the session database ADK apps keep their sessions in was read as an agent log, "not
-UTF-8 ... re-save the file as UTF-8"."""
+UTF-8 ... re-save the file as UTF-8"; and the recipe end to end on such sessions, small, where google-adk is
+installed (run with its environment, as tests/test_adk_memory.py says)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 import sqlite3
+import sys
 from pathlib import Path
+
+import pytest
 
 from sam_model.data import validate
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
@@ -97,3 +102,75 @@ def test_other_databases_are_refused_saying_what_to_give(tmp_path, capsys):
     assert "the schema before event_data (its events lack event_data): migrate it with adk migrate session" in err
     assert err.count("\n") == 1
 
+
+REAL = importlib.util.find_spec("google") is not None and importlib.util.find_spec("google.adk") is not None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not REAL, reason="google-adk is not installed (run with its environment, as "
+                                     "tests/test_adk_memory.py says)")
+def test_the_recipe_end_to_end_on_a_desks_sessions(tmp_path, monkeypatch, capsys):
+    """The README's recipe, small, as the walkthrough ran it: sessions of a real Runner (a scripted model) kept in the
+    app's session database, given to sam-data transcripts and to sam-train fit --config adapt.yaml as it is (one
+    epoch), the export evaluated on other sessions beside sam-general and a baseline, then loaded into
+    SAMMemoryService in a real Runner: preload_memory gives the customer their own account number, never another's."""
+    import asyncio
+
+    from adk_utility import POLICY, TOOLS, conversations, plans, run
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.adk.tools import preload_memory
+    from test_adk_memory import Scripted
+
+    from sam_model import SAMRetriever
+    from sam_model.data.cli import main as sam_data
+    from sam_model.evaluation.run import main as sam_eval
+    from sam_model.integrations.adk import SAMMemoryService
+    from sam_model.memory import ScopedMemory
+    from sam_model.training.cli import run as sam_train
+
+    train, held = conversations(24, 0), conversations(8, 1)
+    database(tmp_path / "sessions.db", [doc for _, doc in train])
+    (tmp_path / "held").mkdir()
+    for sid, doc in held:
+        (tmp_path / "held" / f"{sid}.json").write_text(json.dumps(doc))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["sam-train"])
+    assert sam_data(["transcripts", "sessions.db", "check.jsonl"]) == 0
+    assert sam_data(["validate", "check.jsonl"]) == 0
+    assert "24 conversations" in capsys.readouterr().out
+    assert sam_train(["fit", "--config", "adapt.yaml", "--data.train", "[sessions.db]", "--run", "desk",
+                      "--trainer.max_epochs=1", f"--model.text_cache_dir={tmp_path / 'text'}",
+                      f"--data.cache_dir={tmp_path / 'cache'}"]) == 0
+    export = tmp_path / "checkpoints" / "desk" / "export"
+    assert sam_eval(["--retriever", str(export), "--data", "held", "--compare", "general=sam-general",
+                     "--baselines", "used-first", "--out", "eval"]) == 0
+    mrr = {m: r["mrr"] for m, r in json.loads((tmp_path / "eval" / "report.json").read_text())["methods"].items()}
+    assert mrr["sam"] > mrr["used-first"] and mrr["general"] > mrr["used-first"], mrr
+
+    memory = SAMMemoryService(ScopedMemory(SAMRetriever.load(export)), system=POLICY)
+    sessions = InMemorySessionService()
+
+    people = plans(2, 5)
+    for plan in people:  # two customers' sessions, each added after every turn
+        asyncio.run(run(plan, memory))
+    assert people[0][1] != people[1][1]  # two customers
+    for (_, user, w, _, _), (_, other, v, _, _) in zip(people, people[::-1]):
+        agent = LlmAgent(name="utility_agent", model=Scripted(script=[["Welcome back."]], requests=[]),
+                         instruction=POLICY, tools=[*TOOLS, preload_memory])
+        runner = Runner(agent=agent, app_name="utility", session_service=sessions, memory_service=memory)
+        asyncio.run(_ask(runner, sessions, user, "What is my account number again?"))
+        sent = "".join(p.text or "" for c in agent.model.requests[0].contents for p in c.parts or [])
+        recalled = sent[sent.index("<PAST_CONVERSATIONS>"):sent.index("</PAST_CONVERSATIONS>")]
+        assert w["account"]["account_number"] in recalled, recalled
+        assert v["account"]["account_number"] not in recalled and other not in recalled
+
+
+async def _ask(runner, sessions, user: str, text: str) -> None:
+    from google.genai import types
+
+    made = await sessions.create_session(app_name="utility", user_id=user)
+    async for _ in runner.run_async(user_id=user, session_id=made.id,
+                                    new_message=types.Content(role="user", parts=[types.Part(text=text)])):
+        pass
