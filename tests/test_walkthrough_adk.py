@@ -103,6 +103,32 @@ def test_other_databases_are_refused_saying_what_to_give(tmp_path, capsys):
     assert err.count("\n") == 1
 
 
+
+def test_a_folder_of_agents_reads_the_session_database_each_keeps(tmp_path):
+    """adk web and adk run keep an agent's sessions in its folder's .adk/session.db (SqliteSessionService): the
+    agents' folder was "a folder without SWE-agent .traj files, ..." where its conversations were. Each database is
+    read as it is alone; another SQLite file beside them is no run, and the agents' own .json files are not read."""
+    from sam_model.data.formats.files import held_runs, layouts
+    from sam_model.data.sources import source_kind
+
+    doc = json.loads(EXAMPLE.read_text())
+    for name, (sid, user) in (("billing", ("s-1", "ann")), ("outages", ("s-2", "bo"))):
+        (tmp_path / name / ".adk").mkdir(parents=True)
+        (tmp_path / name / "agent.py").write_text("root_agent = None\n")
+        (tmp_path / name / "config.json").write_text(json.dumps({"name": name}))
+        database(tmp_path / name / ".adk" / "session.db", [saved(doc, sid, user)])
+    with sqlite3.connect(tmp_path / "billing" / "cache.db") as con:
+        con.execute("CREATE TABLE kv (k TEXT, v TEXT)")
+    report = ImportReport()
+    events = list(iter_transcript_events(tmp_path, report=report))
+    assert report.formats == {"adk": 2}
+    alone = [e for name in ("billing", "outages")
+             for e in iter_transcript_events(tmp_path / name / ".adk" / "session.db")]
+    strip = lambda es: sorted((e["episode_id"], e["step"], e["text"]) for e in es)  # noqa: E731
+    assert strip(events) == strip(alone) and {e["episode_id"] for e in events} == {"s-1", "s-2"}
+    assert source_kind(tmp_path) == "transcripts"
+    assert held_runs(layouts(tmp_path)) == "2 ADK session databases (.adk/session.db) (read by the adk reader)"
+
 REAL = importlib.util.find_spec("google") is not None and importlib.util.find_spec("google.adk") is not None
 
 

@@ -593,7 +593,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # events of event_data) is read as its sessions, each one conversation as its session.model_dump_json() is (169 read
 # it as an agent log: "not UTF-8 ... re-save the file as UTF-8"). Files of every other format, examples/logs and
 # tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 181
+# 182: a folder's ADK session databases (adk web and adk run keep each agent's sessions in its .adk/session.db; any
+# .db, .sqlite or .sqlite3 holding ADK's events table) are read beside its other runs (170 walked past them: a folder
+# of agents was "a folder without ..."). Folders without one, files, examples/logs and tests/fixtures convert byte for
+# byte.
+CONVERSION_VERSION = 182
 
 
 @dataclass(frozen=True)
@@ -651,7 +655,8 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
             "it nor session stores (Strands Agents' message_<N>.json, OpenHands' events/<N>.json) nor OpenHands V1 "
             "conversations (events/event-NNNNN-ID.json) nor Codex rollouts (rollout-*.jsonl) nor Claude Code session "
             "files (.jsonl) nor OTLP JSON files (OpenTelemetry spans) nor Pydantic AI histories, smolagents "
-            "memories, LlamaIndex chat histories or ADK sessions (.json) under it nor OpenHands .json trajectories or AutoGen saved states in it; "
+            "memories, LlamaIndex chat histories or ADK sessions (.json) nor ADK session databases (.adk/session.db) under "
+            "it nor OpenHands .json trajectories or AutoGen saved states in it; "
             "give an agent log, a transcript file, an "
             "SGD split folder, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder"))

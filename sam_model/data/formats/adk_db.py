@@ -27,6 +27,24 @@ SAVE = ("or save each session as a .json with session.model_dump_json() (a sessi
         "convert those")
 
 
+SUFFIXES = (".db", ".sqlite", ".sqlite3")  # the names a folder's session databases are looked for by
+
+
+def is_store(p: Path) -> bool:
+    """An SQLite file holding ADK's events table (a folder's other databases are no runs, not errors)."""
+    try:
+        with open(p, "rb") as fh:
+            if not is_database(fh.read(16)):
+                return False
+        con = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return COLUMNS <= _columns(con, "events")
+        finally:
+            con.close()
+    except (OSError, sqlite3.Error):
+        return False
+
+
 def is_database(head: bytes) -> bool:
     """A file whose first bytes are SQLite's header."""
     return head.startswith(MAGIC)

@@ -160,13 +160,17 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     adk_sessions = [q for q in candidates if q not in told and not _holds_list(q) and _mentions(q, ADK_KEY)
                     and _first_is(q, adk.is_session)]
     held = {*told, *memories, *chats, *contexts, *adk_sessions}
+    # an ADK session database (adk web and adk run keep their sessions in each agent's .adk/session.db): a folder of
+    # agents was "a folder without ..." where its conversations were
+    kinds["adk-db"] = sorted(q for q in folder.rglob("*") if q.suffix in adk_db.SUFFIXES and q not in claimed
+                             and q.is_file() and adk_db.is_store(q))
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
     kinds["pydantic-ai"], kinds["smolagents"], kinds["llamaindex"], kinds["adk"] = histories, memories, chats, adk_sessions
     saved = [q for q in loose if not _holds_list(q) and _first_is(q, autogen.is_state)]  # save_state(), one a file
     configs = [q for q in loose if saved and not _holds_list(q) and _first_is(q, autogen.is_config)]  # their policy
     loose = [q for q in loose if q not in saved and q not in configs]
     kinds["autogen"] = [*saved, *configs]
-    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or held or saved or (
+    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or held or saved or kinds["adk-db"] or (
         loose and headless_files(folder)) else loose
     return {kind: files for kind, files in kinds.items() if files}
 
@@ -810,7 +814,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             "(Strands Agents, OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json), Codex rollouts "
             "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl), OTLP JSON files (an OpenTelemetry "
             "collector's file exporter), OpenHands .json trajectories, AutoGen saved states, smolagents memories, "
-            "LlamaIndex chat histories, ADK sessions or Pydantic AI histories (.json, one a conversation); give "
+            "LlamaIndex chat histories, ADK sessions or Pydantic AI histories (.json, one a conversation), ADK session "
+            "databases (.adk/session.db); give "
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
     _check_forced(folder, found, format)
@@ -855,7 +860,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                 yield from _unique(_saved(q, list(documents(q)), name, docs), seen)
                 if on_file is not None:
                     on_file(q)
-        elif kind == "adk":  # a session's dump a file (or its sessions a line each), named by its user, app and id
+        elif kind in ("adk", "adk-db"):  # a session's dump a file (its sessions a line each, or a database of them),
+            # named by its user, app and id
             for q in paths:
                 for doc, where in documents(q):
                     yield _item(doc, where, seen, format, "", "", alone=True)
@@ -886,7 +892,8 @@ _HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
          "autogen": ("AutoGen saved state file{s} (.json)", ("autogen",)),
          "smolagents": ("smolagents memory file{s} (.json)", ("smolagents",)),
          "llamaindex": ("LlamaIndex chat history file{s} (.json)", ("llamaindex",)),
-         "adk": ("ADK session file{s} (.json)", ("adk",))}
+         "adk": ("ADK session file{s} (.json)", ("adk",)),
+         "adk-db": ("ADK session database{s} (.adk/session.db)", ("adk",))}
 
 
 def _held(found: dict[str, list[Path]]) -> dict[str, set[Path]]:
