@@ -212,9 +212,10 @@ def plans(n: int, seed: int) -> list[tuple[str, str, dict[str, Any], list[str], 
 
 
 async def run(plan: tuple[str, str, dict[str, Any], list[str], list[list[Any]]], memory: Any = None,
-              tools: tuple[Any, ...] = ()) -> dict[str, Any]:
-    """The plan run through a real Runner (an in-memory session service), the session added to ``memory`` (an ADK
-    memory service) after each turn as ADK apps do; the session as saved, its instruction beside it."""
+              tools: tuple[Any, ...] = (), sessions: Any = None) -> dict[str, Any]:
+    """The plan run through a real Runner (``sessions``, an in-memory session service unless given), the session
+    added to ``memory`` (an ADK memory service) after each turn as ADK apps do; the session as saved, its
+    instruction beside it."""
     from google.adk.agents import LlmAgent
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_response import LlmResponse
@@ -238,7 +239,7 @@ async def run(plan: tuple[str, str, dict[str, Any], list[str], list[list[Any]]],
     WORLD.update(w)
     llm = Scripted(script=list(model_script))
     agent = LlmAgent(name="utility_agent", model=llm, instruction=POLICY, tools=[*TOOLS, *tools])
-    sessions = InMemorySessionService()
+    sessions = sessions or InMemorySessionService()
     runner = Runner(agent=agent, app_name="utility", session_service=sessions, memory_service=memory)
     await sessions.create_session(app_name="utility", user_id=user, session_id=sid)
     for text in turns:

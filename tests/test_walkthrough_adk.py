@@ -132,6 +132,28 @@ def test_a_folder_of_agents_reads_the_session_database_each_keeps(tmp_path):
 REAL = importlib.util.find_spec("google") is not None and importlib.util.find_spec("google.adk") is not None
 
 
+@pytest.mark.skipif(not REAL or importlib.util.find_spec("aiosqlite") is None,
+                    reason="google-adk and aiosqlite are not installed (run with their environment)")
+def test_a_real_sqlite_session_service_s_database_reads_as_its_sessions_saved(tmp_path):
+    """What ADK's own SqliteSessionService (adk web's .adk/session.db) wrote, two customers' sessions of a real Runner:
+    each converts as its session.model_dump_json() does."""
+    import asyncio
+
+    from adk_utility import plans, run
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+    db = tmp_path / "agent" / ".adk" / "session.db"
+    db.parent.mkdir(parents=True)
+    service = SqliteSessionService(db_path=str(db))
+    for plan in plans(2, 3):
+        doc = asyncio.run(run(plan, sessions=service))
+        (tmp_path / f"{plan[0]}.json").write_text(json.dumps({k: v for k, v in doc.items() if k != "system"}))
+    strip = lambda es: [{k: v for k, v in e.items() if k != "meta"} for e in es]  # noqa: E731
+    want = [e for plan in plans(2, 3) for e in iter_transcript_events(tmp_path / f"{plan[0]}.json")]
+    assert strip(iter_transcript_events(db)) == strip(want) and any(e["kind"] == "action" for e in want)
+    assert strip(iter_transcript_events(tmp_path / "agent")) == strip(want)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not REAL, reason="google-adk is not installed (run with its environment, as "
                                      "tests/test_adk_memory.py says)")
