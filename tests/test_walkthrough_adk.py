@@ -84,6 +84,24 @@ def test_a_session_database_converts_each_session_as_its_saved_dump(tmp_path, ca
     assert err.count("\n") == 1 and "UTF-8" not in err
 
 
+
+def test_a_session_id_two_users_share_names_each_by_its_app_and_user(tmp_path):
+    """ADK's session ids are unique per app and user: a client giving every customer's session one id
+    ("session_001") made the whole database "duplicate conversation id 'session_001'". Each such session is named
+    ID.APP.USER; an id of one session keeps its name."""
+    doc = json.loads(EXAMPLE.read_text())
+    ann, bo, cy = saved(doc, "session_001", "ann"), saved(doc, "session_001", "bo"), saved(doc, "s-9", "cy")
+    bo["events"] = [{**e, "id": "bo-" + e["id"]} for e in bo["events"]]
+    cy["events"] = [{**e, "id": "cy-" + e["id"], "timestamp": e["timestamp"] + 500} for e in cy["events"]]
+    db = database(tmp_path / "sessions.db", [ann, bo, cy])
+    report = ImportReport()
+    events = list(iter_transcript_events(db, report=report))
+    assert report.formats == {"adk": 3}
+    names = ["session_001.airline.ann", "session_001.airline.bo", "s-9"]
+    assert list(dict.fromkeys(e["episode_id"] for e in events)) == names
+    one = [e["text"] for e in events if e["episode_id"] == names[0]]
+    assert one and all([e["text"] for e in events if e["episode_id"] == n] == one for n in names)
+
 def test_other_databases_are_refused_saying_what_to_give(tmp_path, capsys):
     """An SQLite file that is no ADK store, and one of the schema before event_data (ADK 1.x's pickled columns),
     are refused in one line (they too were "not UTF-8")."""

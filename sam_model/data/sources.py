@@ -597,7 +597,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # .db, .sqlite or .sqlite3 holding ADK's events table) are read beside its other runs (170 walked past them: a folder
 # of agents was "a folder without ..."). Folders without one, files, examples/logs and tests/fixtures convert byte for
 # byte.
-CONVERSION_VERSION = 182
+# 183: a session id that several users' or apps' sessions of an ADK session database share (ADK's ids are unique per
+# app and user) names each of them ID.APP.USER (171 refused the database whole, "duplicate conversation id"). Every
+# other file, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 183
 
 
 @dataclass(frozen=True)

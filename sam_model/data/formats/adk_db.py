@@ -6,7 +6,8 @@ Why: an ADK app that keeps its sessions keeps them there, not as ``session.model
 services keep a table ``events`` of ``(id, app_name, user_id, session_id, invocation_id, timestamp, event_data)``,
 ``event_data`` the event's ``model_dump(exclude_none=True, mode="json")``; each session is rebuilt as
 ``get_session`` rebuilds it (its events by time, ties by id; the row's id, invocation id and, where the data has none,
-time) and read by the ``adk`` reader as a saved session. The database holds no agent instruction: no policy is read.
+time) and read by the ``adk`` reader as a saved session, named by its id (an id that several users' or apps'
+sessions share, as ADK allows, by ``ID.APP.USER``). The database holds no agent instruction: no policy is read.
 The file is opened read-only, so a running app's database is never written.
 """
 
@@ -93,10 +94,15 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
         by_session.setdefault(key, []).append((float(when), str(eid), {**event, "id": eid, "invocation_id": inv,
                                                                        "timestamp": when}))
     keys = sorted({*by_session, *bad}, key=lambda k: min((w for w, _, _ in by_session.get(k, [])), default=0.0))
+    # ADK's session ids are unique per app and user only: a client naming every user's session alike
+    # ("session_001") made the database "duplicate conversation id", refused whole; such a session is named by its
+    # app and user too
+    shared = {sid for sid in (k[2] for k in keys) if sum(k[2] == sid for k in keys) > 1}
     for app, user, sid in keys:
+        name = f"{sid}.{app}.{user}" if sid in shared else sid
         where = f"{p}: session {sid} (app {app}, user {user})"
         if (app, user, sid) in bad:
             yield TranscriptFormatError(where, bad[app, user, sid]), where
             continue
         events = [e for _, _, e in sorted(by_session[app, user, sid], key=lambda t: (t[0], t[1]))]
-        yield {"id": sid, "app_name": app, "user_id": user, "state": {}, "events": events}, where
+        yield {"id": name, "app_name": app, "user_id": user, "state": {}, "events": events}, where
