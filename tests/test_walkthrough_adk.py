@@ -102,6 +102,28 @@ def test_a_session_id_two_users_share_names_each_by_its_app_and_user(tmp_path):
     one = [e["text"] for e in events if e["episode_id"] == names[0]]
     assert one and all([e["text"] for e in events if e["episode_id"] == n] == one for n in names)
 
+
+def test_sessions_saved_under_one_id_by_two_agents_name_each_by_its_app(tmp_path, capsys):
+    """adk run --save_session writes AGENT/ID.session.json (camelCase, exclude_none), the id typed at its prompt: two
+    agents' s1.session.json made their folder "duplicate conversation id 's1' ... the same conversation logged
+    again", refused. Sessions of other apps or users under one id are named ID.APP.USER; one session saved twice is
+    still said to be logged again."""
+    from sam_model.data.formats import gemini
+
+    doc = json.loads(EXAMPLE.read_text())
+    for app, user in (("billing", "ann"), ("outages", "ann")):
+        (tmp_path / app).mkdir()
+        one = saved(doc, "s1", user)
+        one["events"][0] = {**one["events"][0], "content": {"role": "user", "parts": [{"text": f"hi {app}"}]}}
+        camel = {gemini.camel(k): v for k, v in {**one, "app_name": app}.items()}
+        (tmp_path / app / "s1.session.json").write_text(json.dumps(camel, indent=2))
+    events = list(iter_transcript_events(tmp_path))
+    assert sorted({e["episode_id"] for e in events}) == ["s1.billing.ann", "s1.outages.ann"]
+    assert [e["text"] for e in events if e["step"] == 0] == ["hi billing", "hi outages"]
+    (tmp_path / "outages" / "copy.session.json").write_text((tmp_path / "outages" / "s1.session.json").read_text())
+    assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 1
+    assert "duplicate conversation id 's1.outages.ann'" in capsys.readouterr().err
+
 def test_other_databases_are_refused_saying_what_to_give(tmp_path, capsys):
     """An SQLite file that is no ADK store, and one of the schema before event_data (ADK 1.x's pickled columns),
     are refused in one line (they too were "not UTF-8")."""

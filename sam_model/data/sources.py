@@ -600,7 +600,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 183: a session id that several users' or apps' sessions of an ADK session database share (ADK's ids are unique per
 # app and user) names each of them ID.APP.USER (171 refused the database whole, "duplicate conversation id"). Every
 # other file, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 183
+# 184: likewise a folder's saved ADK sessions (adk run --save_session: AGENT/ID.session.json, the id typed) under
+# one id of several apps or users, each named ID.APP.USER (172 refused the folder, "duplicate conversation id ... the
+# same conversation logged again"). Every other file, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 184
 
 
 @dataclass(frozen=True)

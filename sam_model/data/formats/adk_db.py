@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,36 @@ def is_store(p: Path) -> bool:
             con.close()
     except (OSError, sqlite3.Error):
         return False
+
+
+def _name(sid: Any, app: Any, user: Any) -> str:
+    return f"{sid}.{app}.{user}"
+
+
+def _scope(doc: Any) -> tuple[Any, Any, Any] | None:
+    """A session dump's (id, app, user), snake_case or camelCase; None for anything else."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("events"), list):
+        return None
+    return doc.get("id"), doc.get("app_name", doc.get("appName")), doc.get("user_id", doc.get("userId"))
+
+
+def shared_ids(docs: Iterable[Any]) -> set[Any]:
+    """The session ids that sessions of several apps or users hold among ``docs`` (a folder's saved sessions:
+    ``adk run --save_session`` names each agent's file by the id typed, ``s1.session.json`` in two agents' folders):
+    they were "duplicate conversation id ... the same conversation logged again", the folder refused."""
+    scopes: dict[Any, set[tuple[Any, Any]]] = {}
+    for doc in docs:
+        if (scope := _scope(doc)) is not None and isinstance(scope[0], str):
+            scopes.setdefault(scope[0], set()).add((scope[1], scope[2]))
+    return {sid for sid, pairs in scopes.items() if len(pairs) > 1}
+
+
+def scoped(doc: Any, shared: set[Any]) -> Any:
+    """``doc`` named ID.APP.USER where its id is one of ``shared``; else as it is."""
+    scope = _scope(doc)
+    if scope is None or scope[0] not in shared:
+        return doc
+    return {**doc, "id": _name(*scope)}
 
 
 def is_database(head: bytes) -> bool:
@@ -99,7 +129,7 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
     # app and user too
     shared = {sid for sid in (k[2] for k in keys) if sum(k[2] == sid for k in keys) > 1}
     for app, user, sid in keys:
-        name = f"{sid}.{app}.{user}" if sid in shared else sid
+        name = _name(sid, app, user) if sid in shared else sid
         where = f"{p}: session {sid} (app {app}, user {user})"
         if (app, user, sid) in bad:
             yield TranscriptFormatError(where, bad[app, user, sid]), where
