@@ -87,8 +87,8 @@ def test_a_session_database_converts_each_session_as_its_saved_dump(tmp_path, ca
 
 def test_a_session_id_two_users_share_names_each_by_its_app_and_user(tmp_path):
     """ADK's session ids are unique per app and user: a client giving every customer's session one id
-    ("session_001") made the whole database "duplicate conversation id 'session_001'". Each such session is named
-    ID.APP.USER; an id of one session keeps its name."""
+    ("session_001") made the whole database "duplicate conversation id 'session_001'". Each session is named by its
+    user, app and id (ADK's key of a session), as a session's dump is."""
     doc = json.loads(EXAMPLE.read_text())
     ann, bo, cy = saved(doc, "session_001", "ann"), saved(doc, "session_001", "bo"), saved(doc, "s-9", "cy")
     bo["events"] = [{**e, "id": "bo-" + e["id"]} for e in bo["events"]]
@@ -97,7 +97,7 @@ def test_a_session_id_two_users_share_names_each_by_its_app_and_user(tmp_path):
     report = ImportReport()
     events = list(iter_transcript_events(db, report=report))
     assert report.formats == {"adk": 3}
-    names = ["session_001.airline.ann", "session_001.airline.bo", "s-9"]
+    names = ["ann_airline_session_001", "bo_airline_session_001", "cy_airline_s-9"]
     assert list(dict.fromkeys(e["episode_id"] for e in events)) == names
     one = [e["text"] for e in events if e["episode_id"] == names[0]]
     assert one and all([e["text"] for e in events if e["episode_id"] == n] == one for n in names)
@@ -106,8 +106,8 @@ def test_a_session_id_two_users_share_names_each_by_its_app_and_user(tmp_path):
 def test_sessions_saved_under_one_id_by_two_agents_name_each_by_its_app(tmp_path, capsys):
     """adk run --save_session writes AGENT/ID.session.json (camelCase, exclude_none), the id typed at its prompt: two
     agents' s1.session.json made their folder "duplicate conversation id 's1' ... the same conversation logged
-    again", refused. Sessions of other apps or users under one id are named ID.APP.USER; one session saved twice is
-    still said to be logged again."""
+    again", refused. Each session is named by its user, app and id (ADK's key); one session saved twice
+    is still said to be logged again."""
     from sam_model.data.formats import gemini
 
     doc = json.loads(EXAMPLE.read_text())
@@ -118,11 +118,11 @@ def test_sessions_saved_under_one_id_by_two_agents_name_each_by_its_app(tmp_path
         camel = {gemini.camel(k): v for k, v in {**one, "app_name": app}.items()}
         (tmp_path / app / "s1.session.json").write_text(json.dumps(camel, indent=2))
     events = list(iter_transcript_events(tmp_path))
-    assert sorted({e["episode_id"] for e in events}) == ["s1.billing.ann", "s1.outages.ann"]
+    assert sorted({e["episode_id"] for e in events}) == ["ann_billing_s1", "ann_outages_s1"]
     assert [e["text"] for e in events if e["step"] == 0] == ["hi billing", "hi outages"]
     (tmp_path / "outages" / "copy.session.json").write_text((tmp_path / "outages" / "s1.session.json").read_text())
     assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 1
-    assert "duplicate conversation id 's1.outages.ann'" in capsys.readouterr().err
+    assert "duplicate conversation id 'ann_outages_s1'" in capsys.readouterr().err
 
 def test_other_databases_are_refused_saying_what_to_give(tmp_path, capsys):
     """An SQLite file that is no ADK store, and one of the schema before event_data (ADK 1.x's pickled columns),
@@ -165,7 +165,7 @@ def test_a_folder_of_agents_reads_the_session_database_each_keeps(tmp_path):
     alone = [e for name in ("billing", "outages")
              for e in iter_transcript_events(tmp_path / name / ".adk" / "session.db")]
     strip = lambda es: sorted((e["episode_id"], e["step"], e["text"]) for e in es)  # noqa: E731
-    assert strip(events) == strip(alone) and {e["episode_id"] for e in events} == {"s-1", "s-2"}
+    assert strip(events) == strip(alone) and {e["episode_id"] for e in events} == {"ann_airline_s-1", "bo_airline_s-2"}
     assert source_kind(tmp_path) == "transcripts"
     assert held_runs(layouts(tmp_path)) == "2 ADK session databases (.adk/session.db) (read by the adk reader)"
 

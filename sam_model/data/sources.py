@@ -597,12 +597,13 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # .db, .sqlite or .sqlite3 holding ADK's events table) are read beside its other runs (170 walked past them: a folder
 # of agents was "a folder without ..."). Folders without one, files, examples/logs and tests/fixtures convert byte for
 # byte.
-# 183: a session id that several users' or apps' sessions of an ADK session database share (ADK's ids are unique per
-# app and user) names each of them ID.APP.USER (171 refused the database whole, "duplicate conversation id"). Every
-# other file, examples/logs and tests/fixtures convert byte for byte.
-# 184: likewise a folder's saved ADK sessions (adk run --save_session: AGENT/ID.session.json, the id typed) under
-# one id of several apps or users, each named ID.APP.USER (172 refused the folder, "duplicate conversation id ... the
-# same conversation logged again"). Every other file, examples/logs and tests/fixtures convert byte for byte.
+# 183: an ADK session database's sessions under one id of several users or apps (ADK's ids are unique per app and
+# user) are named by user, app and id as 180 names every ADK session (181's database reader, written beside 180,
+# named them by their id alone, so such a database was refused whole, "duplicate conversation id"). Every other
+# file, examples/logs and tests/fixtures convert byte for byte.
+# 184: a folder's saved ADK sessions under one id of several apps or users (adk run --save_session:
+# AGENT/ID.session.json) are told apart by 180's naming; a test pins it (the number kept from the branch that fixed
+# it alone). Every file converts as at 183.
 CONVERSION_VERSION = 184
 
 

@@ -6,8 +6,8 @@ Why: an ADK app that keeps its sessions keeps them there, not as ``session.model
 services keep a table ``events`` of ``(id, app_name, user_id, session_id, invocation_id, timestamp, event_data)``,
 ``event_data`` the event's ``model_dump(exclude_none=True, mode="json")``; each session is rebuilt as
 ``get_session`` rebuilds it (its events by time, ties by id; the row's id, invocation id and, where the data has none,
-time) and read by the ``adk`` reader as a saved session, named by its id (an id that several users' or apps'
-sessions share, as ADK allows, by ``ID.APP.USER``). The database holds no agent instruction: no policy is read.
+time) and read by the ``adk`` reader as a saved session, named as it names one: by user, app and id (ADK's ids are
+unique per app and user only). The database holds no agent instruction: no policy is read.
 The file is opened read-only, so a running app's database is never written.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,36 +44,6 @@ def is_store(p: Path) -> bool:
             con.close()
     except (OSError, sqlite3.Error):
         return False
-
-
-def _name(sid: Any, app: Any, user: Any) -> str:
-    return f"{sid}.{app}.{user}"
-
-
-def _scope(doc: Any) -> tuple[Any, Any, Any] | None:
-    """A session dump's (id, app, user), snake_case or camelCase; None for anything else."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("events"), list):
-        return None
-    return doc.get("id"), doc.get("app_name", doc.get("appName")), doc.get("user_id", doc.get("userId"))
-
-
-def shared_ids(docs: Iterable[Any]) -> set[Any]:
-    """The session ids that sessions of several apps or users hold among ``docs`` (a folder's saved sessions:
-    ``adk run --save_session`` names each agent's file by the id typed, ``s1.session.json`` in two agents' folders):
-    they were "duplicate conversation id ... the same conversation logged again", the folder refused."""
-    scopes: dict[Any, set[tuple[Any, Any]]] = {}
-    for doc in docs:
-        if (scope := _scope(doc)) is not None and isinstance(scope[0], str):
-            scopes.setdefault(scope[0], set()).add((scope[1], scope[2]))
-    return {sid for sid, pairs in scopes.items() if len(pairs) > 1}
-
-
-def scoped(doc: Any, shared: set[Any]) -> Any:
-    """``doc`` named ID.APP.USER where its id is one of ``shared``; else as it is."""
-    scope = _scope(doc)
-    if scope is None or scope[0] not in shared:
-        return doc
-    return {**doc, "id": _name(*scope)}
 
 
 def is_database(head: bytes) -> bool:
@@ -124,15 +94,13 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
         by_session.setdefault(key, []).append((float(when), str(eid), {**event, "id": eid, "invocation_id": inv,
                                                                        "timestamp": when}))
     keys = sorted({*by_session, *bad}, key=lambda k: min((w for w, _, _ in by_session.get(k, [])), default=0.0))
-    # ADK's session ids are unique per app and user only: a client naming every user's session alike
-    # ("session_001") made the database "duplicate conversation id", refused whole; such a session is named by its
-    # app and user too
-    shared = {sid for sid in (k[2] for k in keys) if sum(k[2] == sid for k in keys) > 1}
+    # ADK's session ids are unique per app and user only ("session_001" for every customer): the reader names each
+    # session by its user, app and id, as it does a session's dump (files: adk.is_session), so none is refused as
+    # another's "duplicate conversation id"
     for app, user, sid in keys:
-        name = _name(sid, app, user) if sid in shared else sid
         where = f"{p}: session {sid} (app {app}, user {user})"
         if (app, user, sid) in bad:
             yield TranscriptFormatError(where, bad[app, user, sid]), where
             continue
         events = [e for _, _, e in sorted(by_session[app, user, sid], key=lambda t: (t[0], t[1]))]
-        yield {"id": name, "app_name": app, "user_id": user, "state": {}, "events": events}, where
+        yield {"id": sid, "app_name": app, "user_id": user, "state": {}, "events": events}, where
