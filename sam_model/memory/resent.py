@@ -519,6 +519,8 @@ _CALL_IDS = {"openai": _openai_once, "anthropic": _anthropic_once, "langchain": 
              "responses": _responses_once, "gemini": _gemini_once}
 # whether a message of each format whose system messages are messages is one (:func:`opening`)
 _SYSTEM = {"openai": lambda m: isinstance(m, Mapping) and m.get("role") in ("system", "developer"),
+           "responses": lambda m: isinstance(m, Mapping) and m.get("role") in ("system", "developer")
+           and m.get("type", "message") == "message",  # an input list's instructions as its first item
            "llamaindex": lambda m: isinstance(m, Mapping) and m.get("role") == "system",
            "autogen": lambda m: isinstance(m, Mapping) and m.get("type") == "SystemMessage",
            "langchain": lambda m: isinstance(m, Mapping) and (unwrap(m) or ("",))[0] == "system"}

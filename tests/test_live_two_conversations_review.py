@@ -1,0 +1,45 @@
+"""Review of the two-conversation rule (sam_model.memory.resent.opening) with the formats beside it: Responses
+items, whose input list opens with its system or developer message where the caller gives no ``instructions``,
+were left out of it, so two sessions of one Responses loop adding their whole lists (no ids: ``store=False``)
+took each other's mark, and each stored its earlier turns again (12 memories for 8)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+
+def _memory() -> ScopedMemory:
+    return ScopedMemory(HashingEncoder(16))
+
+
+def stored(memory: ScopedMemory) -> list[str]:
+    got = sorted(memory.get_all(user_id="t", run_id="r", limit=None)["results"], key=lambda r: r["step"])
+    return [r["memory"] for r in got]
+
+
+def responses(topic: str, role: str) -> list[dict]:
+    """A Responses loop's input list (``store=False``: no item holds an id), its instructions as its first item."""
+    return [{"role": role, "content": "You are the concierge of Hotel Aurora."},
+            {"role": "user", "content": f"Hi, about {topic}."},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": f"{topic}: when?"}]},
+            {"role": "user", "content": f"{topic} at 7."},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": f"{topic}: done."}]}]
+
+
+def interleaved(first: list, second: list, ends: list[tuple[int, int]]) -> tuple[list, list]:
+    """(what a scope stores of two lists added whole after each turn, taking turns; of each turn's new items)."""
+    whole, new, at = _memory(), _memory(), [0, 0]
+    for ends_now in ends:
+        for i, (items, end) in enumerate(zip((first, second), ends_now)):
+            whole.add(items[:end], user_id="t", run_id="r")
+            new.add(items[at[i]:end], user_id="t", run_id="r")
+            at[i] = end
+    return stored(whole), stored(new)
+
+
+@pytest.mark.parametrize("role", ["developer", "system"])
+def test_two_responses_loops_opening_with_their_instructions_store_each_item_once(role):
+    whole, new = interleaved(responses("a table", role), responses("a taxi", role), [(3, 3), (5, 5)])
+    assert whole == new and len(new) == 8
