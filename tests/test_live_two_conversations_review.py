@@ -43,3 +43,30 @@ def interleaved(first: list, second: list, ends: list[tuple[int, int]]) -> tuple
 def test_two_responses_loops_opening_with_their_instructions_store_each_item_once(role):
     whole, new = interleaved(responses("a table", role), responses("a taxi", role), [(3, 3), (5, 5)])
     assert whole == new and len(new) == 8
+
+
+def test_documents_behaviour_a_save_from_before_the_lists_rule_stores_the_earlier_turns_again_once(tmp_path):
+    """Documents behaviour (README): a save made mid-conversation before Responses items and Gemini contents followed
+    the whole-history rule holds no kept add of them, so the first whole list added after loading it is read with
+    the open turn alone, as before, storing the earlier turns' bare messages (Gemini: every content) again once;
+    the next list reads its start once."""
+    import json
+
+    import test_live_gemini_turn as gemini
+    import test_live_responses as responses_log
+
+    for module, ends, want in ((responses_log, [2, 8, 13], (12, 15)), (gemini, [2, 7, 10], (10, 17))):
+        msgs, memory = module.conversation(), _memory()
+        for end in ends[:2]:
+            memory.add(msgs[:end], user_id="t", run_id="r")
+        saved = memory.save(tmp_path / module.__name__)
+        d = json.loads((saved / "scoped.json").read_text())
+        (saved / "scoped.json").write_text(json.dumps({k: v for k, v in d.items() if k not in ("sent", "given")}))
+        loaded = ScopedMemory.load(saved, HashingEncoder(16))
+        for m in (memory, loaded):
+            m.add(msgs[:ends[2]], user_id="t", run_id="r")
+        assert (len(module.stored(memory)), len(module.stored(loaded))) == want
+        before = module.stored(loaded)
+        loaded.add([*msgs[:ends[2]], {"role": "user", "parts": [{"text": "Thanks."}]} if module is gemini
+                    else {"role": "user", "content": "Thanks."}], user_id="t", run_id="r")
+        assert module.stored(loaded)[:len(before)] == before and len(module.stored(loaded)) == len(before) + 1
