@@ -70,3 +70,26 @@ def test_documents_behaviour_a_save_from_before_the_lists_rule_stores_the_earlie
         loaded.add([*msgs[:ends[2]], {"role": "user", "parts": [{"text": "Thanks."}]} if module is gemini
                     else {"role": "user", "content": "Thanks."}], user_id="t", run_id="r")
         assert module.stored(loaded)[:len(before)] == before and len(module.stored(loaded)) == len(before) + 1
+
+
+DEV = {"role": "developer", "content": "You are the concierge of Hotel Aurora."}
+U1, U2 = {"role": "user", "content": "Hi, a table tonight."}, {"role": "user", "content": "Two, at 7."}
+
+
+def said(text: str, i: int) -> dict:
+    return {"type": "message", "role": "assistant", "id": f"msg_{i}", "content": [{"type": "output_text", "text": text}]}
+
+
+@pytest.mark.parametrize("opening", [[DEV], []], ids=["developer first", "words first"])
+def test_a_responses_list_added_whole_at_each_message_stores_its_first_words_once(opening):
+    """An agent adding its whole input list at each message (before each response, then with it): the first list,
+    bare messages alone, reads as OpenAI chat, and the next, holding the response, as Responses items, read against
+    its own format's kept adds alone: the user's first words were stored twice, though the README says to add the
+    whole list each time. A Responses list reads the OpenAI chat adds too (its first bare messages are read so)."""
+    items = [*opening, U1, said("For how many?", 1), U2, said("Booked.", 2)]
+    memory, new = _memory(), _memory()
+    for end in range(len(opening) + 1, len(items) + 1):
+        memory.add(items[:end], user_id="t", run_id="r")
+    for add in ([*opening, U1], *([m] for m in items[len(opening) + 1:])):
+        new.add(add, user_id="t", run_id="r")
+    assert stored(memory) == stored(new) and stored(new).count(U1["content"]) == 1

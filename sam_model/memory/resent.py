@@ -209,11 +209,14 @@ def repeated(items: Sequence[Any], kept: Sequence[Any] | None) -> list[Any] | No
     ``agent.messages``) adds the user's first message alone, words with nothing written once, then again with the
     model's call; it was stored twice. Read as new, such an add would hold the whole conversation said again from
     its first message, every reply with it, word for word, then more (:func:`_over`). A "yes" said again after it
-    is still new: an add of it alone holds no rest. Those of its format alone (:func:`mine`)."""
+    is still new: an add of it alone holds no rest. Those of its format alone (:func:`mine`), and for Responses
+    items OpenAI chat's too: a list's first bare messages read as OpenAI chat, so an agent adding its whole input
+    list at each message (before its first response, then with it) stored its first words twice."""
     if not kept or (fmt := detect(list(items))) not in FORMATS:  # told once: a 2,000-message history's takes ~11 ms
         return None
     told: dict[int, str | None] = {}  # each start's digest, made once
-    for last in sorted(mine(kept, fmt), key=lambda k: -k[1]):
+    chat = [k for k in kept if fmt == "responses" and lane(format_of(k)) == "openai"]
+    for last in sorted([*mine(kept, fmt), *chat], key=lambda k: -k[1]):
         n = last[1]
         if len(items) < n:
             continue

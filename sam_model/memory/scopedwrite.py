@@ -199,8 +199,9 @@ class ScopedWrites:
             opens = not getattr(self._trackers.get(episode), "events", None)
             again, rest, name, last, _ = self._resent(items, episode, "data") if whole else (0, items, "data", None, 0)
             if again:  # Responses items or Gemini contents sent again whole: the rest alone (resent.LIVE)
-                notes.append({"reason": resent.note(items, again, None if last is None else
-                                                    last == resent.mine(self._sent[episode], items)[-1])})
+                # the format's last add, or the scope's (an OpenAI chat add a list opened with: resent.repeated)
+                latest = last in [*resent.mine(self._sent[episode], items)[-1:], self._sent[episode][-1]]
+                notes.append({"reason": resent.note(items, again, None if last is None else latest)})
             # a session's lines are not held to the length limit (the agent wrote them), Responses items are
             skipped = (read if read is not None else read_add(
                 rest, name, session=fmt in live.LIVE, fmt=_checked(fmt),
