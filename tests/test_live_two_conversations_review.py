@@ -93,3 +93,22 @@ def test_a_responses_list_added_whole_at_each_message_stores_its_first_words_onc
     for add in ([*opening, U1], *([m] for m in items[len(opening) + 1:])):
         new.add(add, user_id="t", run_id="r")
     assert stored(memory) == stored(new) and stored(new).count(U1["content"]) == 1
+
+
+def test_gemini_contents_added_whole_at_each_message_store_the_first_words_once():
+    """A whole contents list added at each message, its first a content alone: that add was read with the open turn
+    and kept no add (an add of one content was never a whole list), so the next list, opening with it, stored the
+    user's first words twice (the README says to add the whole list each time)."""
+    import test_live_gemini_turn as gemini
+
+    contents = [gemini.text("user", "Hi, a table tonight."), gemini.text("model", "For how many?"),
+                gemini.text("user", "Two, at 7."), gemini.text("model", "Booked.")]
+    memory = _memory()
+    for end in range(1, len(contents) + 1):
+        memory.add(contents[:end], user_id="t", run_id="r")
+    assert stored(memory) == ["Hi, a table tonight.", "For how many?", "Two, at 7.", "Booked."]
+    memory, note = _memory(), gemini.text("user", "Note: the guest is vegetarian.")
+    for add in (contents[:2], [note], contents):  # guard: a content alone between two lists is apart, as before
+        memory.add(add, user_id="t", run_id="r")
+    assert stored(memory) == [*[c["parts"][0]["text"] for c in contents[:2]], note["parts"][0]["text"],
+                              *[c["parts"][0]["text"] for c in contents[2:]]]

@@ -392,6 +392,16 @@ def note(items: Sequence[Any], again: int, latest: bool | None = True, at: int =
     return f"data[{at}:{at + again}]: {which} of {name} {said} ({told}), sent again: read once, not stored again"
 
 
+def alone_kept(items: Sequence[Any], kept: Sequence[Any] | None) -> bool:
+    """Whether an add of Responses items or Gemini contents (:data:`LIVE`) is kept (:func:`key`) among the scope's
+    ``kept`` adds: two or more, or one holding no id written once (:func:`_once`) where it keeps none of its format
+    (:func:`mine`). A whole contents list added at each message opens with its first content alone, which was not
+    kept, so the user's first words were stored twice. One added between two lists (another component's) is apart,
+    as before, the last list keeping its mark; an item holding an id, said again alone, is a new call where the
+    agent reuses its call ids (read by the open turn, not as sent again)."""
+    return len(items) > 1 or not _once(list(items)) and not mine(kept, items)
+
+
 def _once(head: list[Any]) -> bool:
     """Whether ``head`` holds something its agent wrote once: a Converse tool call or result by its ``toolUseId``
     (:func:`_called`), a Pydantic AI one by its ``tool_call_id`` (not the tool's name either), or a Pydantic AI
@@ -595,6 +605,6 @@ def _key_ok(d: Any) -> bool:
             d[2], bool) and isinstance(d[3], list) and len(d[3]) <= TAIL and all(isinstance(t, str) for t in d[3]))
 
 
-__all__ = ["FORMATS", "KEPT", "LIVE", "OPENING", "TAIL", "apart", "check", "check_given", "compacted", "dropped",
+__all__ = ["FORMATS", "KEPT", "LIVE", "OPENING", "TAIL", "alone_kept", "apart", "check", "check_given", "compacted", "dropped",
            "format_of", "given", "key", "kept", "lane", "mine", "new_mark", "note", "opening", "opening_of", "opens_with_given",
            "repeated", "whole"]

@@ -195,7 +195,7 @@ class ScopedWrites:
             raise NoTextError(EMPTY.format("data"))
         fmt = self._live_format(items, episode)
         if fmt is not None:  # an agent's session lines: read with the scope's open turn
-            notes, whole = [], self._whole_list(items, fmt)
+            notes, whole = [], self._whole_list(items, fmt, episode)
             opens = not getattr(self._trackers.get(episode), "events", None)
             again, rest, name, last, _ = self._resent(items, episode, "data") if whole else (0, items, "data", None, 0)
             if again:  # Responses items or Gemini contents sent again whole: the rest alone (resent.LIVE)
@@ -285,7 +285,7 @@ class ScopedWrites:
             list(data) if isinstance(data, Sequence) else [])
         episode = self.episode_of(user_id, agent_id, run_id)
         fmt = self._live_format(items, episode) if items else None
-        if fmt is None and _is_messages(items) or fmt is not None and self._whole_list(items, fmt):
+        if fmt is None and _is_messages(items) or fmt is not None and self._whole_list(items, fmt, episode):
             again, rest, rest_name, *_ = self._resent(items, episode, name)
             if again:  # read as the add reads it: the rest, its calls counted, named messages[4:]
                 live_turn = {} if fmt is None else {"fmt": _checked(fmt), "worded": live.worded(self._open.get(episode))}
@@ -323,11 +323,11 @@ class ScopedWrites:
         if self._given[episode] is None:
             del self._given[episode]
 
-    @staticmethod
-    def _whole_list(items: list[Any], fmt: str) -> bool:
+    def _whole_list(self, items: list[Any], fmt: str, episode: str) -> bool:
         """Whether an add read with the scope's open turn (of format ``fmt``) may be a whole list sent again: Responses
-        items or Gemini contents whose format they tell alone (resent.LIVE; a bare user message alone tells none)."""
-        return fmt in resent.LIVE and len(items) > 1 and detect(items) == fmt
+        items or Gemini contents whose format they tell alone (resent.LIVE; a bare user message alone tells none).
+        One holding no id, the first of its format in the scope, is one too (resent.alone_kept)."""
+        return fmt in resent.LIVE and detect(items) == fmt and resent.alone_kept(items, self._sent.get(episode))
 
     def _apart(self, episode: str) -> None:
         """After an add of other items than the kept adds' (sam_model.memory.resent.apart): they stay, told by
