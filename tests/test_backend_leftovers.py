@@ -208,8 +208,8 @@ def test_a_scoped_json_of_a_later_version_or_with_bad_owners_is_one_line(tmp_pat
     folder = ScopedMemory(HashingEncoder(64)).save(tmp_path / "m")
     f = folder / "scoped.json"
     d = json.loads(f.read_text())
-    assert d["version"] == 2
-    for bad, match in (({"version": 3}, "field 'version' is 3"), ({"owners": [["a#0", ["x"]]]}, "owners of 'a#0'")):
+    assert d["version"] == 3
+    for bad, match in (({"version": 4}, "field 'version' is 4"), ({"owners": [["a#0", ["x"]]]}, "owners of 'a#0'")):
         f.write_text(json.dumps({**d, **bad}))
         with pytest.raises(SAMFileError, match=match):
             ScopedMemory.load(folder, HashingEncoder(64))

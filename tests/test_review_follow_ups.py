@@ -177,7 +177,7 @@ def test_a_tenant_checkpoints_a_migrated_save_at_once_so_the_next_start_does_not
     tenant = start()
     assert moved == [1], "the old save was not migrated"
     scoped = json.loads((folder / "checkpoint" / "memory" / "scoped.json").read_text())
-    assert scoped["version"] == 2  # on disk before any write or shutdown
+    assert scoped["version"] == 3  # on disk before any write or shutdown
     want = {h.id: h.episode_id for h in tenant.memory.store.get_all()}
     tenant.release()  # a kill: no checkpoint at shutdown
     moved.clear()

@@ -40,8 +40,12 @@ from sam_model.store import MemoryStore, encoder_of
 
 SCOPED_FILE = "scoped.json"
 # scoped.json's version: 2 since each combination of scopes has an episode of its own (ScopedMemory.episode_of); a
-# save without one may hold episodes two scopes shared (ScopedMemory._place_episodes)
-VERSION = 2
+# save without one may hold episodes two scopes shared (ScopedMemory._place_episodes). 3 since 2026-12-07: its kept
+# adds may hold a conversation's opening and the formats responses, gemini and adk, which a sam_model reading 2
+# refused as "unreadable memory ... save the memory again" (advice it cannot follow); told the version, it says to
+# upgrade. This sam_model reads 1, 2 and 3 (2 and 3 alike)
+VERSION = 3
+READS = (1, 2, 3)
 
 
 def _shareable(episode: Any) -> bool:
@@ -201,10 +205,10 @@ class ScopedFiles:
             try:
                 d = json.loads(f.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
                 version = d.get("version", 1)  # none: saved before each scope had its own episode
-                if version not in (1, VERSION) or isinstance(version, bool):
+                if version not in READS or isinstance(version, bool):
                     raise SAMFileError(f"{f}: field 'version' is {json.dumps(version)[:40]}, which this sam_model "
-                                       f"does not read (it reads 1 and {VERSION}): load it with the sam_model that "
-                                       "saved it, or upgrade sam_model")
+                                       f"does not read (it reads {', '.join(map(str, READS))}): load it with the "
+                                       "sam_model that saved it, or upgrade sam_model")
                 self = cls(encoder, store.config, check_k(d["k"], "k"), store=store)
                 self._base = {ep: check_count(b, f"base[{ep!r}]", "the step of the scope's first tracked event",
                                             "past any step a memory can have")
