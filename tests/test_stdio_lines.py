@@ -1,7 +1,7 @@
 """``sam-serve --stdio``'s lines are read as bytes, as the client wrote them: the SDK decoded stdin with replacement, so a
 line holding bytes that are no UTF-8 was stored with U+FFFD in place of the user's bytes, and read a key given twice
 in one object as its last value (``user_id`` alice, then bob: bob's memory), where HTTP's /mcp refuses such a body.
-Now each such line is answered on stdout by a JSON-RPC parse error (id null, -32700) naming its line and what is
+Now each such line is answered on stdout by a JSON-RPC parse error (-32700, the request's id where it can be read) naming its line and what is
 wrong, nothing of it is stored, and the next lines are served. Run as a real subprocess, over its stdin and stdout."""
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def initialized(server: Served) -> Served:
 def test_a_line_of_invalid_utf8_is_refused_by_number_and_the_next_lines_are_served(served):
     latin1 = remember(2, '{"text": "Jos\u00e9 flies business", "user_id": "jose"}').replace(b"\xc3\xa9", b"\xe9")
     bad = initialized(served).ask(latin1)  # line 3
-    assert bad["id"] is None and bad["error"]["code"] == -32700, bad  # it was stored as "Jos\ufffd flies business"
+    assert bad["id"] == 2 and bad["error"]["code"] == -32700, bad  # it was stored as "Jos\ufffd flies business"
     said, at = bad["error"]["message"], latin1.index(bytes([0xE9]))
     assert said.startswith(f"Parse error: line 3 holds invalid UTF-8 at byte {at} (0xe9"), said
     fine = served.ask(remember(3, '{"text": "Jos\u00e9 flies economy", "user_id": "jose"}'))  # served after it
@@ -115,10 +115,10 @@ def test_a_line_of_invalid_utf8_is_refused_by_number_and_the_next_lines_are_serv
 
 def test_a_line_giving_a_key_twice_is_refused_by_number_and_the_next_lines_are_served(served):
     twice = initialized(served).ask(remember(2, '{"text": "window seat", "user_id": "alice", "user_id": "bob"}'))
-    assert twice["id"] is None and twice["error"]["code"] == -32700, twice  # it was stored as bob's
+    assert twice["id"] == 2 and twice["error"]["code"] == -32700, twice  # it was stored as bob's
     assert twice["error"]["message"].startswith("Parse error: line 3: the key 'user_id' is given twice"), twice
     nested = served.ask(remember(3, '{"text": "aisle", "user_id": "alice", "metadata": {"a": 1, "a": 2}}'))
-    assert nested["id"] is None and nested["error"]["message"].startswith("Parse error: line 4: the key 'a' is "
+    assert nested["id"] == 3 and nested["error"]["message"].startswith("Parse error: line 4: the key 'a' is "
                                                                           "given twice"), nested
     fine = served.ask(remember(4, '{"text": "no red-eyes", "user_id": "alice"}'))  # line 5, served after them
     assert fine["id"] == 4 and not fine["result"].get("isError"), fine
@@ -162,5 +162,42 @@ def test_a_refused_line_names_its_number_and_what_is_wrong(raw, says):
 
 @pytest.mark.parametrize("raw", [b'{"a": "caf\xc3\xa9", "b": {"a": 1}}\r\n', b"\n", b"{broken\n", b'{"a": 1}'])
 def test_other_lines_are_passed_on_as_sent(raw):
-    """A line that is no JSON is the SDK's to answer, as it does; a key in two objects is no key twice."""
+    """A line that is no JSON is left to the next check (stdio.unread); a key in two objects is no key twice."""
     assert refused(raw, 1) == (raw.decode("utf-8"), None)
+
+
+def test_a_refused_request_is_answered_with_its_id_and_a_line_the_sdk_cannot_read_is_answered_too(served):
+    """A client waits for the answer carrying its request's id: an error with id null matched no request (the SDK's
+    client drops it), so the call hung. And a line the SDK cannot read (a lone surrogate, valid JSON the SDK's reader
+    refuses; broken JSON) was logged by the SDK at debug level and answered never: the caller hung as well."""
+    initialized(served)
+    served.send(remember(2, '{"text": "window seat", "user_id": "alice", "user_id": "bob"}'))  # line 3
+    served.send(remember(3, '{"text": "Jos\\ud800 flies", "user_id": "jose"}'))  # line 4
+    served.send(b'{"jsonrpc": "2.0", "id": 4, "method": \n')  # line 5: no id can be read
+    served.send(b'{"jsonrpc": "2.0", "id": "five", "method": "tools/call", "params": 7}\n')  # line 6
+    served.send(b"\n")  # a blank line: nothing to answer
+    served.send(remember(6, '{"text": "no red-eyes", "user_id": "alice"}'))  # line 8
+    twice, lone, broken, invalid, fine = (served.answer(30) for _ in range(5))
+    assert twice["id"] == 2 and twice["error"]["code"] == -32700, twice
+    assert twice["error"]["message"].startswith("Parse error: line 3: the key 'user_id' is given twice"), twice
+    assert lone["id"] == 3 and lone["error"]["code"] == -32700, lone
+    assert lone["error"]["message"].startswith("Parse error: line 4 "), lone
+    assert broken["id"] is None and broken["error"]["code"] == -32700, broken
+    assert broken["error"]["message"].startswith("Parse error: line 5 "), broken
+    assert invalid["id"] == "five" and invalid["error"]["code"] == -32600, invalid
+    assert invalid["error"]["message"].startswith("Invalid Request: line 6 "), invalid
+    assert fine["id"] == 6 and not fine["result"].get("isError"), fine
+    assert recalled(served, 7, "alice") == ["no red-eyes"] and recalled(served, 8, "jose") == []
+    assert served.close() == 0, served.stderr()
+
+
+@pytest.mark.parametrize("line, expected", [
+    ('{"jsonrpc": "2.0", "id": 7, "method": "x", "params": {"id": 1, "a": 1, "a": 2}}', 7),
+    ('{"id": "seven", "id": "eight"}', None),  # the id itself given twice: neither is the request's
+    ('{"id": true}', None), ('{"id": 1.5}', None), ('[{"id": 1}]', None), ('{"id": 1, ', None),
+    ('{"id": "\\ud800"}', None),  # no Unicode text, which no answer can carry
+])
+def test_the_id_a_refusal_answers_to_is_read_only_where_it_is_unambiguous(line, expected):
+    from sam_model.serve.jsonrpc import id_of
+
+    assert id_of(line) == expected

@@ -12,6 +12,7 @@ from typing import Any
 from sam_model.io import unique_keys
 
 PARSE_ERROR = -32700  # JSON-RPC 2.0's code for a message that could not be parsed
+INVALID_REQUEST = -32600  # JSON-RPC 2.0's code for JSON that is no JSON-RPC message
 
 
 class _TwiceError(ValueError):
@@ -37,9 +38,46 @@ def key_twice(message: str | bytes) -> str | None:
     return None
 
 
-def parse_error(why: str) -> dict[str, Any]:
-    """The JSON-RPC error answering a message refused unread (``why``: one line, what is wrong and where)."""
-    return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": f"Parse error: {why}"}}
+def parse_error(why: str, request_id: int | str | None = None) -> dict[str, Any]:
+    """The JSON-RPC error answering a message refused unread (``why``: one line, what is wrong and where), with the
+    request's id where it could be read: a client waits for the answer carrying it, and drops one with id null."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": PARSE_ERROR, "message": f"Parse error: {why}"}}
 
 
-__all__ = ["PARSE_ERROR", "key_twice", "parse_error"]
+def invalid_request(why: str, request_id: int | str | None = None) -> dict[str, Any]:
+    """The JSON-RPC error answering JSON that is no JSON-RPC message, as :func:`parse_error`."""
+    return {"jsonrpc": "2.0", "id": request_id,
+            "error": {"code": INVALID_REQUEST, "message": f"Invalid Request: {why}"}}
+
+
+class _Ambiguous:
+    """A key given twice: its value is neither of them."""
+
+
+def _last_unless_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        found[key] = _Ambiguous if key in found else value
+    return found
+
+
+def id_of(message: str) -> int | str | None:
+    """The id of the request ``message`` is, where it can be read unambiguously (an object giving "id" once, an
+    integer or a string that is Unicode text), else None: what a refusal of the message answers to."""
+    try:
+        found = json.loads(message, object_pairs_hook=_last_unless_twice)
+    except (ValueError, RecursionError):
+        return None
+    value = found.get("id") if isinstance(found, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate, or a byte that was no UTF-8
+            return None
+        return value
+    return None
+
+
+__all__ = ["INVALID_REQUEST", "PARSE_ERROR", "id_of", "invalid_request", "key_twice", "parse_error"]

@@ -4,10 +4,12 @@ refused where the SDK's reading would change or lose what the client sent.
 The SDK decodes stdin with ``errors="replace"``, so a line holding bytes that are no UTF-8 (a Latin-1 client's
 "café") was stored with U+FFFD in place of them, and reads a key given twice in one object as its last value
 (``remember(user_id="alice", user_id="bob")`` stored bob's memory). Here such a line is answered on stdout as the
-SDK answers one it cannot parse over HTTP (a JSON-RPC error with id null and code -32700), naming the line's number
-and what is wrong, and never reaches the server; the next lines are served. Everything else (initialize,
-notifications, a line that is no JSON-RPC, shutdown at end of input, fd 0 and 1 diverted while serving) is the
-SDK's own."""
+SDK answers one it cannot parse over HTTP (a JSON-RPC error with code -32700), naming the line's number and what is
+wrong, and never reaches the server; the next lines are served. So is a line the SDK's reader refuses (broken JSON, a
+lone surrogate such as "\\ud800"; -32600 for JSON that is no JSON-RPC message), which the SDK's stdio dropped
+unanswered. Each answer carries the request's id where it can be read, as the client waits for that id; a blank line
+is skipped. Everything else (initialize, notifications, shutdown at end of input, fd 0 and 1 diverted while serving)
+is the SDK's own."""
 
 from __future__ import annotations
 
@@ -20,8 +22,9 @@ import anyio
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
+from pydantic import ValidationError
 
-from sam_model.serve.jsonrpc import key_twice, parse_error
+from sam_model.serve.jsonrpc import id_of, invalid_request, key_twice, parse_error
 
 
 def refused(raw: bytes, number: int) -> tuple[str, str | None]:
@@ -34,6 +37,22 @@ def refused(raw: bytes, number: int) -> tuple[str, str | None]:
                     "0): send JSON encoded as UTF-8; nothing of this line was read")
     twice = key_twice(line)
     return (line, None) if twice is None else ("", f"line {number}: {twice}; nothing of this line was read")
+
+
+def unread(line: str, number: int) -> dict[str, Any] | None:
+    """The error answering the line ``number``, text the SDK's reader cannot take (JSON it refuses, such as a lone
+    surrogate "\\ud800", or no JSON-RPC message), else None. The SDK's stdio logs such a line at debug level and
+    answers nothing, so the client waited for its request's answer forever."""
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as err:
+        first = err.errors()[0]
+        if first["type"] == "json_invalid":
+            why = f"line {number} is no JSON the server reads ({first['msg']}); nothing of this line was read"
+            return parse_error(why, id_of(line))
+        return invalid_request(f"line {number} is no JSON-RPC 2.0 request, notification or response; nothing of "
+                               "this line was read", id_of(line))
+    return None
 
 
 class _Lines:
@@ -59,11 +78,15 @@ class _Lines:
         async for raw in anyio.wrap_file(self.source):
             number += 1
             line, why = refused(raw, number)
-            if why is None:
+            if why is None and not line.strip():
+                continue  # a blank line holds no message: nothing to answer
+            if why is None and (answer := unread(line, number)) is None:
                 yield line
-            else:
-                error = jsonrpc_message_adapter.validate_python(parse_error(why), by_name=False)
-                await self.answers.send(SessionMessage(error))
+                continue
+            if why is not None:
+                answer = parse_error(why, id_of(raw.decode("utf-8", "surrogateescape")))
+            error = jsonrpc_message_adapter.validate_python(answer, by_name=False)
+            await self.answers.send(SessionMessage(error))
 
 
 def _claim_stdin() -> tuple[BinaryIO, Any]:
