@@ -201,3 +201,21 @@ def test_the_id_a_refusal_answers_to_is_read_only_where_it_is_unambiguous(line, 
     from sam_model.serve.jsonrpc import id_of
 
     assert id_of(line) == expected
+
+
+def test_requests_before_the_end_of_input_are_answered_and_stored(served, tmp_path):
+    """A client may write its last requests and close stdin (``cat calls.jsonl | sam-serve --stdio``, the last
+    line without a newline): the SDK's server cancelled every request in flight at the end of input, so they were
+    answered never and their memories were not stored."""
+    initialized(served)
+    served.send(remember(2, '{"text": "window seat", "user_id": "alice"}'))
+    served.send(remember(3, '{"text": "no red-eyes", "user_id": "alice"}').rstrip(b"\n"))
+    served.proc.stdin.close()
+    answers = sorted((served.answer(30) for _ in range(2)), key=lambda a: a["id"])
+    assert [a["id"] for a in answers] == [2, 3] and not any(a["result"].get("isError") for a in answers), answers
+    assert served.proc.wait(60) == 0, served.stderr()
+    again = Served(tmp_path, tmp_path / "export")
+    try:
+        assert sorted(recalled(initialized(again), 4, "alice")) == ["no red-eyes", "window seat"]
+    finally:
+        again.close()

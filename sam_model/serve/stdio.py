@@ -8,8 +8,8 @@ SDK answers one it cannot parse over HTTP (a JSON-RPC error with code -32700), n
 wrong, and never reaches the server; the next lines are served. So is a line the SDK's reader refuses (broken JSON, a
 lone surrogate such as "\\ud800"; -32600 for JSON that is no JSON-RPC message), which the SDK's stdio dropped
 unanswered. Each answer carries the request's id where it can be read, as the client waits for that id; a blank line
-is skipped. Everything else (initialize, notifications, shutdown at end of input, fd 0 and 1 diverted while serving)
-is the SDK's own."""
+is skipped. Everything else (initialize, notifications, shutdown at end of input once the requests read before it
+are answered, fd 0 and 1 diverted while serving) is the SDK's own."""
 
 from __future__ import annotations
 
@@ -21,7 +21,13 @@ from typing import Any, BinaryIO
 import anyio
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import jsonrpc_message_adapter
+from mcp_types import (
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
 
 from sam_model.serve.jsonrpc import id_of, invalid_request, key_twice, parse_error
@@ -39,20 +45,44 @@ def refused(raw: bytes, number: int) -> tuple[str, str | None]:
     return (line, None) if twice is None else ("", f"line {number}: {twice}; nothing of this line was read")
 
 
-def unread(line: str, number: int) -> dict[str, Any] | None:
-    """The error answering the line ``number``, text the SDK's reader cannot take (JSON it refuses, such as a lone
-    surrogate "\\ud800", or no JSON-RPC message), else None. The SDK's stdio logs such a line at debug level and
-    answers nothing, so the client waited for its request's answer forever."""
+DRAIN_S = 60.0  # at the end of input, how long the requests read before it may take to be answered
+
+
+def unread(line: str, number: int) -> tuple[Any, dict[str, Any] | None]:
+    """(the message, None), or (None, the error answering the line ``number``): text the SDK's reader cannot take
+    (JSON it refuses, such as a lone surrogate "\\ud800", or no JSON-RPC message). The SDK's stdio logs such a line
+    at debug level and answers nothing, so the client waited for its request's answer forever."""
     try:
-        jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return jsonrpc_message_adapter.validate_json(line, by_name=False), None
     except ValidationError as err:
         first = err.errors()[0]
         if first["type"] == "json_invalid":
             why = f"line {number} is no JSON the server reads ({first['msg']}); nothing of this line was read"
-            return parse_error(why, id_of(line))
-        return invalid_request(f"line {number} is no JSON-RPC 2.0 request, notification or response; nothing of "
-                               "this line was read", id_of(line))
-    return None
+            return None, parse_error(why, id_of(line))
+        return None, invalid_request(f"line {number} is no JSON-RPC 2.0 request, notification or response; nothing "
+                                     "of this line was read", id_of(line))
+
+
+class _Answers:
+    """The server's write stream, telling the lines each answer it writes (what :meth:`_Lines._drained` awaits)."""
+
+    def __init__(self, stream: Any, lines: _Lines):
+        self.stream = stream
+        self.lines = lines
+
+    async def send(self, item: SessionMessage) -> None:
+        await self.stream.send(item)
+        self.lines.answered(item.message)
+
+    async def __aenter__(self) -> _Answers:
+        await self.stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self.stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 class _Lines:
@@ -63,6 +93,7 @@ class _Lines:
         self.source = source
         self.answers: Any = None
         self.opened = anyio.Event()
+        self.unanswered: set[int | str] = set()  # ids of the requests passed on, not answered yet
 
     def open(self, answers: Any) -> None:
         """The SDK's write stream is open: lines may be read and answered."""
@@ -72,6 +103,19 @@ class _Lines:
     def __aiter__(self) -> AsyncIterator[str]:
         return self._read()
 
+    def answered(self, message: Any) -> None:
+        """``message`` goes to stdout: a request it answers is no longer in flight."""
+        if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
+            self.unanswered.discard(message.id)
+
+    async def _drained(self) -> None:
+        """The end of input: the SDK's server cancels every request still in flight when its read stream ends, so a
+        client's last requests (``cat calls.jsonl | sam-serve --stdio``) were answered never and their memories not
+        stored. Wait for their answers first, up to :data:`DRAIN_S` (a request the client cancelled gets none)."""
+        with anyio.move_on_after(DRAIN_S):
+            while self.unanswered:
+                await anyio.sleep(0.02)
+
     async def _read(self) -> AsyncIterator[str]:
         await self.opened.wait()
         number = 0
@@ -80,13 +124,24 @@ class _Lines:
             line, why = refused(raw, number)
             if why is None and not line.strip():
                 continue  # a blank line holds no message: nothing to answer
-            if why is None and (answer := unread(line, number)) is None:
-                yield line
-                continue
-            if why is not None:
+            if why is None:
+                message, answer = unread(line, number)
+                if answer is None:
+                    self._note(message)
+                    yield line
+                    continue
+            else:
                 answer = parse_error(why, id_of(raw.decode("utf-8", "surrogateescape")))
             error = jsonrpc_message_adapter.validate_python(answer, by_name=False)
             await self.answers.send(SessionMessage(error))
+        await self._drained()
+
+    def _note(self, message: Any) -> None:
+        """A request passed on is in flight until answered; one the client cancels is answered never."""
+        if isinstance(message, JSONRPCRequest):
+            self.unanswered.add(message.id)
+        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            self.unanswered.discard((message.params or {}).get("requestId"))  # type: ignore[arg-type]
 
 
 def _claim_stdin() -> tuple[BinaryIO, Any]:
@@ -107,7 +162,7 @@ async def strict_stdio() -> AsyncIterator[tuple[Any, Any]]:
     try:
         async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
             lines.open(write_stream)
-            yield read_stream, write_stream
+            yield read_stream, _Answers(write_stream, lines)
     finally:
         if release is not None:
             release()
