@@ -219,3 +219,18 @@ def test_requests_before_the_end_of_input_are_answered_and_stored(served, tmp_pa
         assert sorted(recalled(initialized(again), 4, "alice")) == ["no red-eyes", "window seat"]
     finally:
         again.close()
+
+
+def test_a_byte_order_mark_before_the_first_line_is_skipped(served):
+    """A client whose stream writes a UTF-8 BOM first (PowerShell's, .NET's with UTF8Encoding(true)) sends it before
+    its initialize: read as part of the line, the line was no JSON and the client's initialize went unanswered."""
+    first = served.ask(b"\xef\xbb\xbf" + json.dumps(INIT).encode() + b"\r\n")
+    assert first["id"] == 1 and first["result"]["serverInfo"]["name"] == "sam-memory", first
+    assert served.close() == 0, served.stderr()
+
+
+def test_the_byte_a_refused_first_line_names_counts_from_the_line_as_sent():
+    line, why = refused(b'\xef\xbb\xbf{"a": "caf\xe9"}\n', 1)
+    assert line == "" and why is not None and why.startswith("line 1 holds invalid UTF-8 at byte 13 (0xe9"), why
+    assert refused(b'\xef\xbb\xbf{"a": 1}\n', 1) == ('{"a": 1}\n', None)
+    assert refused(b'\xef\xbb\xbf{"a": 1}\n', 2)[1] is None and refused(b'\xef\xbb\xbf{"a": 1}\n', 2)[0][0] == "\ufeff"

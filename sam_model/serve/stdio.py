@@ -13,6 +13,7 @@ are answered, fd 0 and 1 diverted while serving) is the SDK's own."""
 
 from __future__ import annotations
 
+import codecs
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -35,11 +36,14 @@ from sam_model.serve.jsonrpc import id_of, invalid_request, key_twice, parse_err
 
 def refused(raw: bytes, number: int) -> tuple[str, str | None]:
     """(the line as text, None), or ("", why the line ``number`` (from 1) is refused unread: bytes that are no UTF-8,
-    a key given twice in one object)."""
+    a key given twice in one object). A UTF-8 byte order mark opening the first line is no part of it (a stream of
+    PowerShell's or .NET's writes one first: the client's initialize was no JSON, answered never)."""
+    skip = len(codecs.BOM_UTF8) if number == 1 and raw.startswith(codecs.BOM_UTF8) else 0
     try:
-        line = raw.decode("utf-8")
+        line = raw[skip:].decode("utf-8")
     except UnicodeDecodeError as err:
-        return "", (f"line {number} holds invalid UTF-8 at byte {err.start} (0x{raw[err.start]:02x}, counting from "
+        at = skip + err.start
+        return "", (f"line {number} holds invalid UTF-8 at byte {at} (0x{raw[at]:02x}, counting from "
                     "0): send JSON encoded as UTF-8; nothing of this line was read")
     twice = key_twice(line)
     return (line, None) if twice is None else ("", f"line {number}: {twice}; nothing of this line was read")
