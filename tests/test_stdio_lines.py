@@ -234,3 +234,35 @@ def test_the_byte_a_refused_first_line_names_counts_from_the_line_as_sent():
     assert line == "" and why is not None and why.startswith("line 1 holds invalid UTF-8 at byte 13 (0xe9"), why
     assert refused(b'\xef\xbb\xbf{"a": 1}\n', 1) == ('{"a": 1}\n', None)
     assert refused(b'\xef\xbb\xbf{"a": 1}\n', 2)[1] is None and refused(b'\xef\xbb\xbf{"a": 1}\n', 2)[0][0] == "\ufeff"
+
+
+def test_the_requests_read_ahead_of_their_answers_are_bounded():
+    """A client writing 10,000 calls at once: each line read was a task holding its request (10 MB each, say) until
+    answered, all of stdin in memory; now the lines wait in the pipe while MAX_IN_FLIGHT requests are unanswered."""
+    import io
+
+    import anyio
+    from mcp_types import JSONRPCResponse
+
+    from sam_model.serve.stdio import MAX_IN_FLIGHT, _Lines
+
+    lines = _Lines(io.BytesIO(b"".join(remember(i, '{"text": "x", "user_id": "u"}') for i in range(3 * MAX_IN_FLIGHT))))
+    taken: list[str] = []
+
+    async def run() -> None:
+        async def read() -> None:
+            async for line in lines:
+                taken.append(line)
+
+        async with anyio.create_task_group() as tg:
+            lines.open(None)
+            tg.start_soon(read)
+            await anyio.sleep(0.5)
+            assert len(taken) == MAX_IN_FLIGHT
+            for i in range(5):
+                lines.answered(JSONRPCResponse(jsonrpc="2.0", id=i, result={}))
+            await anyio.sleep(0.5)
+            assert len(taken) == MAX_IN_FLIGHT + 5
+            tg.cancel_scope.cancel()
+
+    anyio.run(run)

@@ -50,6 +50,7 @@ def refused(raw: bytes, number: int) -> tuple[str, str | None]:
 
 
 DRAIN_S = 60.0  # at the end of input, how long the requests read before it may take to be answered
+MAX_IN_FLIGHT = 64  # requests read and not answered yet, before the next line is read: stdin's bytes wait in the pipe
 
 
 def unread(line: str, number: int) -> tuple[Any, dict[str, Any] | None]:
@@ -98,6 +99,7 @@ class _Lines:
         self.answers: Any = None
         self.opened = anyio.Event()
         self.unanswered: set[int | str] = set()  # ids of the requests passed on, not answered yet
+        self.freed = anyio.Event()
 
     def open(self, answers: Any) -> None:
         """The SDK's write stream is open: lines may be read and answered."""
@@ -111,6 +113,7 @@ class _Lines:
         """``message`` goes to stdout: a request it answers is no longer in flight."""
         if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
             self.unanswered.discard(message.id)
+            self.freed.set()
 
     async def _drained(self) -> None:
         """The end of input: the SDK's server cancels every request still in flight when its read stream ends, so a
@@ -124,6 +127,9 @@ class _Lines:
         await self.opened.wait()
         number = 0
         async for raw in anyio.wrap_file(self.source):
+            while len(self.unanswered) >= MAX_IN_FLIGHT:  # the SDK's server takes each request as a task, unbounded
+                self.freed = anyio.Event()
+                await self.freed.wait()
             number += 1
             line, why = refused(raw, number)
             if why is None and not line.strip():
