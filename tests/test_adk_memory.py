@@ -282,6 +282,9 @@ def test_bad_scopes_and_options_are_refused_in_one_line(adapter):
         adapter.SAMMemoryService(store, k=0)
     with pytest.raises(TypeError, match="system is list"):
         adapter.SAMMemoryService(store, system=["be kind"])
+    # ADK's Agent.instruction may be an InstructionProvider: SAMMemoryService(system=agent.instruction) says what to pass
+    with pytest.raises(TypeError, match=r"InstructionProvider.*pass the instruction's text \(a string"):
+        adapter.SAMMemoryService(store, system=lambda ctx: "be kind")
     service = adapter.SAMMemoryService(store)
     with pytest.raises(ValueError, match="user_id"):
         asyncio.run(service.add_session_to_memory(session(user_id="a/b")))

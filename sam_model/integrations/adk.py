@@ -82,6 +82,10 @@ class SAMMemoryService(BaseMemoryService):
     """An ADK memory service over a ScopedMemory (see the module doc)."""
 
     def __init__(self, memory: ScopedMemory, *, k: int = 5, system: str | None = None) -> None:
+        if callable(system):  # ADK's InstructionProvider: resolved per request from a context the service lacks
+            raise TypeError("SAMMemoryService: system is a callable (an ADK InstructionProvider, resolved per "
+                            "request), which the service cannot call without a context: pass the instruction's text "
+                            "(a string, e.g. what the provider returns for these sessions) or None")
         if system is not None and not isinstance(system, str):
             raise TypeError(f"SAMMemoryService: system is {type(system).__name__}, expected the agent's instruction "
                             "(a string) or None")
