@@ -169,6 +169,28 @@ def test_a_folder_of_agents_reads_the_session_database_each_keeps(tmp_path):
     assert source_kind(tmp_path) == "transcripts"
     assert held_runs(layouts(tmp_path)) == "2 ADK session databases (.adk/session.db) (read by the adk reader)"
 
+def test_a_folder_s_database_a_writer_holds_locked_is_not_skipped_without_a_word(tmp_path, capsys):
+    """An agent's .adk/session.db that a running app held locked (a write transaction) was taken for no session
+    database and left out of its folder, the other agents' sessions converted as if it held none; it is refused
+    naming the file and what to do."""
+    doc = json.loads(EXAMPLE.read_text())
+    for name, (sid, user) in (("billing", ("s-1", "ann")), ("outages", ("s-2", "bo"))):
+        (tmp_path / name / ".adk").mkdir(parents=True)
+        database(tmp_path / name / ".adk" / "session.db", [saved(doc, sid, user)])
+    locked = tmp_path / "outages" / ".adk" / "session.db"
+    writer = sqlite3.connect(locked, isolation_level=None)
+    try:
+        writer.execute("BEGIN EXCLUSIVE")
+        assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 1
+    finally:
+        writer.close()
+    err = capsys.readouterr().err
+    assert f"cannot read {locked} as a Google ADK session database: database is locked" in err, err
+    assert "retry when the app is idle" in err and err.count("\n") == 1
+    assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 0  # once the writer is done, both agents' sessions
+    assert len({json.loads(line)["episode_id"] for line in (tmp_path / "o.jsonl").read_text().splitlines()}) == 2
+
+
 REAL = importlib.util.find_spec("google") is not None and importlib.util.find_spec("google.adk") is not None
 
 

@@ -42,8 +42,16 @@ def is_store(p: Path) -> bool:
             return COLUMNS <= _columns(con, "events")
         finally:
             con.close()
+    except sqlite3.OperationalError as exc:  # locked by a writer: maybe a store, so not skipped without a word
+        raise SAMFileError(_unread(p, exc)) from None
     except (OSError, sqlite3.Error):
         return False
+
+
+def _unread(p: Path, exc: sqlite3.Error) -> str:
+    """Why an SQLite file that may hold sessions was not read, and what to do (its sessions are not dropped)."""
+    return (f"cannot read {p} as a Google ADK session database: {exc} (an app writing it?): retry when the app is "
+            f"idle, or convert a copy (sqlite3 {p} '.backup COPY.db'); {SAVE}")
 
 
 def is_database(head: bytes) -> bool:
@@ -75,7 +83,7 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
         rows = con.execute("SELECT app_name, user_id, session_id, id, invocation_id, timestamp, event_data "
                            "FROM events").fetchall()
     except sqlite3.Error as exc:
-        raise SAMFileError(f"cannot read {p} as a Google ADK session database: {exc}; {SAVE}") from None
+        raise SAMFileError(_unread(p, exc)) from None
     finally:
         con.close()
     by_session: dict[tuple[Any, Any, Any], list[tuple[float, str, dict[str, Any]]]] = {}
