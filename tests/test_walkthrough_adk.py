@@ -191,6 +191,30 @@ def test_a_folder_s_database_a_writer_holds_locked_is_not_skipped_without_a_word
     assert len({json.loads(line)["episode_id"] for line in (tmp_path / "o.jsonl").read_text().splitlines()}) == 2
 
 
+def test_a_database_s_sessions_come_one_at_a_time_in_one_order(tmp_path):
+    """The reader held every row of the database at once (years of an app's sessions in memory) and ordered sessions
+    whose first events share a time as a set iterates (another order each run, so output files differed byte for
+    byte); it holds one session's rows at a time, ties ordered by app, user and id."""
+    import tracemalloc
+
+    from sam_model.data.formats import adk_db
+
+    big = "x" * 20_000
+    sessions = [{"id": f"s{n:03d}", "app_name": "desk", "user_id": f"u{(n * 7) % 200:03d}",
+                 "events": [{"id": f"e{n}-{i}", "invocation_id": "i", "timestamp": float(i), "author": "user",
+                             "content": {"role": "user", "parts": [{"text": big}]}} for i in range(5)]}
+                for n in range(200)]
+    path = database(tmp_path / "sessions.db", sessions)
+    tracemalloc.start()
+    try:
+        names = [(doc["user_id"], doc["id"]) for doc, _ in adk_db.sessions(path)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert names == sorted(names) and len(names) == 200  # every first event at time 0: by user, then id
+    assert peak < 5_000_000, peak  # the rows hold 20 MB
+
+
 REAL = importlib.util.find_spec("google") is not None and importlib.util.find_spec("google.adk") is not None
 
 

@@ -604,7 +604,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 184: a folder's saved ADK sessions under one id of several apps or users (adk run --save_session:
 # AGENT/ID.session.json) are told apart by 180's naming; a test pins it (the number kept from the branch that fixed
 # it alone). Every file converts as at 183.
-CONVERSION_VERSION = 184
+# 185: an ADK session database's sessions whose first events share a time are written in the order of their app,
+# user and id (184 wrote them in a set's order, another each run); the database is read one session at a time.
+# Each session's events convert byte for byte; every other file, examples/logs and tests/fixtures convert byte
+# for byte.
+CONVERSION_VERSION = 185
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,9 @@ def _columns(con: sqlite3.Connection, table: str) -> set[str]:
 
 def sessions(p: Path) -> Iterator[tuple[Any, str]]:
     """(a session's dump or the error reading it, where) for each session of the database, in the order of their
-    first events; a database that is no ADK session store is refused in one line saying what to give."""
+    first events (ties by app, user and id, so every run writes one order); a database that is no ADK session store
+    is refused in one line saying what to give. One session's rows are held at a time: a database of years of
+    sessions is read in the memory of its longest."""
     try:
         con = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
@@ -80,35 +82,35 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
                                f"lack {', '.join(sorted(COLUMNS - found))}): migrate it with adk migrate session "
                                f"--source_db_url sqlite:///{p} --dest_db_url sqlite:///NEW.db and convert NEW.db, "
                                + SAVE)
-        rows = con.execute("SELECT app_name, user_id, session_id, id, invocation_id, timestamp, event_data "
-                           "FROM events").fetchall()
+        keys = con.execute("SELECT app_name, user_id, session_id FROM events GROUP BY app_name, user_id, session_id "
+                           "ORDER BY MIN(timestamp), app_name, user_id, session_id").fetchall()
+        # ADK's session ids are unique per app and user only ("session_001" for every customer): the reader names
+        # each session by its user, app and id, as it does a session's dump (files: adk.is_session), so none is
+        # refused as another's "duplicate conversation id"
+        for app, user, sid in keys:
+            rows = con.execute("SELECT id, invocation_id, timestamp, event_data FROM events WHERE app_name IS ? "
+                               "AND user_id IS ? AND session_id IS ?", (app, user, sid)).fetchall()
+            where = f"{p}: session {sid} (app {app}, user {user})"
+            yield _session(app, user, sid, rows, where), where
     except sqlite3.Error as exc:
         raise SAMFileError(_unread(p, exc)) from None
     finally:
         con.close()
-    by_session: dict[tuple[Any, Any, Any], list[tuple[float, str, dict[str, Any]]]] = {}
-    bad: dict[tuple[Any, Any, Any], str] = {}
-    for app, user, sid, eid, inv, stamp, data in rows:
-        key = (app, user, sid)
+
+
+def _session(app: Any, user: Any, sid: Any, rows: list[tuple[Any, ...]], where: str) -> Any:
+    """One session's dump from its rows, its events by time (ties by id) as get_session orders them, or the error
+    of its first event_data that is no event object."""
+    events: list[tuple[float, str, dict[str, Any]]] = []
+    for eid, inv, stamp, data in rows:
         try:
             event = json.loads(data) if isinstance(data, (str, bytes)) else data
             if not isinstance(event, dict):
                 raise ValueError(f"is {type(event).__name__}, expected an event object")
         except ValueError as exc:
-            bad.setdefault(key, f"event {eid}: event_data {exc}")
-            continue
+            return TranscriptFormatError(where, f"event {eid}: event_data {exc}")
         when = event.get("timestamp")
         when = when if isinstance(when, (int, float)) else stamp if isinstance(stamp, (int, float)) else 0.0
-        by_session.setdefault(key, []).append((float(when), str(eid), {**event, "id": eid, "invocation_id": inv,
-                                                                       "timestamp": when}))
-    keys = sorted({*by_session, *bad}, key=lambda k: min((w for w, _, _ in by_session.get(k, [])), default=0.0))
-    # ADK's session ids are unique per app and user only ("session_001" for every customer): the reader names each
-    # session by its user, app and id, as it does a session's dump (files: adk.is_session), so none is refused as
-    # another's "duplicate conversation id"
-    for app, user, sid in keys:
-        where = f"{p}: session {sid} (app {app}, user {user})"
-        if (app, user, sid) in bad:
-            yield TranscriptFormatError(where, bad[app, user, sid]), where
-            continue
-        events = [e for _, _, e in sorted(by_session[app, user, sid], key=lambda t: (t[0], t[1]))]
-        yield {"id": sid, "app_name": app, "user_id": user, "state": {}, "events": events}, where
+        events.append((float(when), str(eid), {**event, "id": eid, "invocation_id": inv, "timestamp": when}))
+    return {"id": sid, "app_name": app, "user_id": user, "state": {},
+            "events": [e for _, _, e in sorted(events, key=lambda t: (t[0], t[1]))]}
