@@ -141,6 +141,15 @@ def test_other_databases_are_refused_saying_what_to_give(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "the schema before event_data (its events lack event_data): migrate it with adk migrate session" in err
     assert err.count("\n") == 1
+    # another app's events table was told to migrate with adk migrate session, as ADK's own of ADK 1.x
+    mine = tmp_path / "analytics.db"
+    with sqlite3.connect(mine) as con:
+        con.execute("CREATE TABLE events (id INTEGER, name TEXT, timestamp REAL)")
+    assert main([str(mine), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "without ADK's 'events' table (its events lack app_name, session_id, user_id), so no Google ADK" in err
+    assert "migrate" not in err, err
+    assert err.count("\n") == 1
 
 
 

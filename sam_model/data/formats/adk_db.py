@@ -24,6 +24,7 @@ from sam_model.io import SAMFileError
 
 MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 COLUMNS = {"id", "app_name", "user_id", "session_id", "invocation_id", "timestamp", "event_data"}
+KEYS = {"app_name", "user_id", "session_id"}  # what every ADK schema's events hold, the one before event_data too
 SAVE = ("or save each session as a .json with session.model_dump_json() (a session service's get_session) and "
         "convert those")
 
@@ -74,9 +75,11 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
         raise SAMFileError(f"cannot read {p} as an SQLite database: {exc}") from None
     try:
         found = _columns(con, "events")
-        if not found:
-            raise SAMFileError(f"{p}: an SQLite database without an 'events' table, so no Google ADK session "
-                               f"database (the transcript formats sam-data transcripts reads: sam-data formats)")
+        if not KEYS <= found:  # no events table, or another app's (its own columns): no ADK session database
+            raise SAMFileError(f"{p}: an SQLite database without " + ("an 'events' table" if not found else
+                               "ADK's 'events' table (its events lack " + ", ".join(sorted(KEYS - found)) + ")")
+                               + ", so no Google ADK session database (the transcript formats sam-data transcripts "
+                               "reads: sam-data formats)")
         if not COLUMNS <= found:
             raise SAMFileError(f"{p}: a Google ADK session database of the schema before event_data (its events "
                                f"lack {', '.join(sorted(COLUMNS - found))}): migrate it with adk migrate session "
