@@ -200,6 +200,27 @@ def test_a_folder_s_database_a_writer_holds_locked_is_not_skipped_without_a_word
     assert len({json.loads(line)["episode_id"] for line in (tmp_path / "o.jsonl").read_text().splitlines()}) == 2
 
 
+def test_a_database_a_crashed_writer_left_a_journal_of_is_not_skipped_without_a_word(tmp_path, capsys):
+    """A database whose app died in a write (its -journal beside it, which a read-only reader may not roll back) was
+    taken for no session database and left out of its folder; it is refused naming the file."""
+    import subprocess
+
+    doc = json.loads(EXAMPLE.read_text())
+    for name, (sid, user) in (("billing", ("s-1", "ann")), ("outages", ("s-2", "bo"))):
+        (tmp_path / name / ".adk").mkdir(parents=True)
+        database(tmp_path / name / ".adk" / "session.db", [saved(doc, sid, user)])
+    crashed = tmp_path / "outages" / ".adk" / "session.db"
+    subprocess.run([sys.executable, "-c", f"import os, sqlite3; c = sqlite3.connect({str(crashed)!r}); "
+                    "c.execute('PRAGMA cache_size=1'); c.execute('BEGIN'); "
+                    "[c.execute('UPDATE events SET event_data = event_data') for _ in range(3)]; "
+                    "c.executemany('INSERT INTO events VALUES (?, 1, 1, 1, 1, 1, ?)', "
+                    "[(str(i), 'x' * 4000) for i in range(500)]); os._exit(0)"], check=True)
+    assert crashed.with_name("session.db-journal").exists()
+    assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot read {crashed} as a Google ADK session database" in err and err.count("\n") == 1, err
+
+
 def test_a_database_s_sessions_come_one_at_a_time_in_one_order(tmp_path):
     """The reader held every row of the database at once (years of an app's sessions in memory) and ordered sessions
     whose first events share a time as a set iterates (another order each run, so output files differed byte for
