@@ -200,7 +200,10 @@ def _runs_hint(p: Path) -> str:
     named neither its writer nor its reader)."""
     from sam_model.data.formats.files import held_runs, layouts
 
-    found = layouts(p) if p.is_dir() else {}
+    try:
+        found = layouts(p) if p.is_dir() else {}
+    except SAMFileError as err:  # a run it holds cannot be read now (a session database an app holds locked)
+        return f"; {err}"
     if not found:
         return ""
     return (f"; this is a folder of agent trajectories: convert it with `sam-data transcripts {p} OUT.jsonl` (train.py "
