@@ -608,7 +608,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # user and id (184 wrote them in a set's order, another each run); the database is read one session at a time.
 # Each session's events convert byte for byte; every other file, examples/logs and tests/fixtures convert byte
 # for byte.
-CONVERSION_VERSION = 185
+# 186: an OpenAI Agents SDK session database (SQLiteSession's agent_messages table, a Responses input item a row) is
+# read, each session a conversation of its items (it was refused, "no Google ADK session database"). Every other
+# file, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 186
 
 
 @dataclass(frozen=True)

@@ -231,8 +231,8 @@ def _document(p: Path) -> str | None:
 
     with open(p, "rb") as raw_fh:
         if adk_db.is_database(raw_fh.read(16)):  # it was "not UTF-8 ... re-save the file as UTF-8"
-            return (f"{p}: an SQLite database, not an agent log: a Google ADK session database (sessions.db) is "
-                    f"converted with `sam-data transcripts {p} OUT.jsonl` (train.py and evaluate.py take it as it is)")
+            return (f"{p}: an SQLite database, not an agent log: a Google ADK or OpenAI Agents SDK session "
+                    f"database (sessions.db) is converted with `sam-data transcripts {p} OUT.jsonl` (train.py and evaluate.py take it as it is)")
     named = p.name.removesuffix(".gz").endswith((".json", ".traj"))
     with open_log_binary(p) as fh:
         first = next((line for line in fh if line.strip(b" \t\r\n\xef\xbb\xbf")), b"")

@@ -43,6 +43,7 @@ from sam_model.data.formats import (
     FORMATS,
     adk,
     adk_db,
+    agents_db,
     anthropic,
     autogen,
     bedrock,
@@ -447,7 +448,8 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
     except OSError as exc:
         raise SAMFileError(f"cannot read {p}: {exc}") from None
     if adk_db.is_database(head):  # an ADK session database: it was "not UTF-8 ... re-save the file as UTF-8"
-        yield from adk_db.sessions(p)
+        # (an OpenAI Agents SDK SQLiteSession's database: it was "no Google ADK session database")
+        yield from agents_db.sessions(p) if agents_db.is_store(p) else adk_db.sessions(p)
         return
     if zstdexport.is_proto(head):  # format: proto, uncompressed: it was "not UTF-8 ... re-save the file as UTF-8"
         raise SAMFileError(f"{p} {zstdexport.PROTO}")

@@ -1,0 +1,65 @@
+"""An OpenAI Agents SDK SQLiteSession database given to sam-data transcripts: each session a conversation.
+
+The items are a real run's (openai-agents 0.24.0, a scripted Model: a failing tool call, a good one, a handoff as
+a function call and the new agent's answer; tests/fixtures/openai_agents_items.json), stored as SQLiteSession stores
+them (its schema copied here so the test needs no agents install). Before, the file was refused as "an SQLite
+database without an 'events' table, so no Google ADK session database".
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from sam_model.data.transcripts import iter_transcript_events, main
+
+ITEMS = json.loads((Path(__file__).parent / "fixtures" / "openai_agents_items.json").read_text())
+SCHEMA = ("CREATE TABLE agent_sessions (session_id TEXT PRIMARY KEY, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,"
+          " updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)",
+          "CREATE TABLE agent_messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, message_data "
+          "TEXT NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, FOREIGN KEY (session_id) REFERENCES "
+          "agent_sessions (session_id) ON DELETE CASCADE)")
+
+
+def _database(path: Path, sessions: dict[str, list[dict]]) -> Path:
+    with sqlite3.connect(path) as con:
+        for statement in SCHEMA:
+            con.execute(statement)
+        # two sessions' rows interleaved, as two users' turns are: each is rebuilt by its own rows, in id order
+        for sid in sessions:
+            con.execute("INSERT INTO agent_sessions (session_id) VALUES (?)", (sid,))
+        rows = [(sid, item) for i in range(max(map(len, sessions.values())))
+                for sid, items in sessions.items() if i < len(items) for item in [items[i]]]
+        con.executemany("INSERT INTO agent_messages (session_id, message_data) VALUES (?, ?)",
+                        [(sid, json.dumps(item)) for sid, item in rows])
+    con.close()
+    return path
+
+
+def test_each_session_of_the_database_is_a_conversation_read_as_its_items(tmp_path):
+    bob = [{"content": "Hi, I am Bob.", "role": "user"},
+           {"id": "msg_9", "content": [{"annotations": [], "text": "Hello Bob.", "type": "output_text"}],
+            "role": "assistant", "status": "completed", "type": "message"}]
+    db = _database(tmp_path / "sessions.db", {"conv-1": ITEMS, "conv-2": bob})
+    events = list(iter_transcript_events(db))
+    line = tmp_path / "items.jsonl"
+    line.write_text(json.dumps({"id": "conv-1", "messages": ITEMS}) + "\n")
+    assert [e for e in events if e["episode_id"] == "conv-1"] == list(iter_transcript_events(line))
+    texts = [(e["episode_id"], e["kind"], e["text"]) for e in events]
+    assert ("conv-1", "action", "CALL transfer_to_refunds()") in texts
+    assert ("conv-1", "result", "lookup_order: order 42: shipped") in texts
+    assert [t for t in texts if t[0] == "conv-2"][0] == ("conv-2", "user", "Hi, I am Bob.")
+    assert main([str(db), str(tmp_path / "out.jsonl")]) == 0
+
+
+def test_a_bad_row_fails_its_session_alone_naming_the_row(tmp_path, capsys):
+    db = _database(tmp_path / "sessions.db", {"conv-1": ITEMS, "conv-2": [{"content": "Hi", "role": "user"}]})
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE agent_messages SET message_data = '[1]' WHERE session_id = 'conv-2'")
+    con.close()
+    assert main([str(db), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "session conv-2" in err and "message_data is list" in err, err
+    assert main([str(db), str(tmp_path / "o.jsonl"), "--skip-bad"]) == 0
+    assert {json.loads(x)["episode_id"] for x in (tmp_path / "o.jsonl").read_text().splitlines()} == {"conv-1"}
