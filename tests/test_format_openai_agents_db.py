@@ -63,3 +63,15 @@ def test_a_bad_row_fails_its_session_alone_naming_the_row(tmp_path, capsys):
     assert "session conv-2" in err and "message_data is list" in err, err
     assert main([str(db), str(tmp_path / "o.jsonl"), "--skip-bad"]) == 0
     assert {json.loads(x)["episode_id"] for x in (tmp_path / "o.jsonl").read_text().splitlines()} == {"conv-1"}
+
+
+def test_a_tool_that_raised_reads_as_failed(tmp_path):
+    """The SDK answers a raising tool with a fixed text that does not start with "error" and flags nothing: the
+    state after it said "lookup_order: ok"."""
+    line = tmp_path / "items.jsonl"
+    line.write_text(json.dumps({"id": "conv-1", "messages": ITEMS}) + "\n")
+    events = list(iter_transcript_events(line))
+    failed = next(e for e in events if e["kind"] == "result" and "An error occurred" in e["text"])
+    assert failed["state"]["last_action_result"].startswith("lookup_order: error"), failed["state"]
+    ok = next(e for e in events if e["text"] == "lookup_order: order 42: shipped")
+    assert ok["state"]["last_action_result"] == "lookup_order: ok"

@@ -611,7 +611,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 186: an OpenAI Agents SDK session database (SQLiteSession's agent_messages table, a Responses input item a row) is
 # read, each session a conversation of its items (it was refused, "no Google ADK session database"). Every other
 # file, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 186
+# 187: a Responses function_call_output that is the OpenAI Agents SDK's answer for a tool that raised ("An error
+# occurred while running the tool.") reads as a failed call ("name: error ...", it read "name: ok"). Every file without
+# that text, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 187
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ result's words alone (``error...`` → ``name: error (reason)``), all OpenAI cha
 flag. Most other formats do flag a failed call: Anthropic's ``tool_result`` ``is_error``, Bedrock Converse's (and
 Strands') ``toolResult`` ``status: "error"``, LangChain's ``ToolMessage.status == "error"``, tau2's tool message
 ``error``, OpenHands' error observations and failed commands (V1's ``is_error`` observations, agent errors and
-rejected calls), Gemini's ``{"error": ...}`` response, a Responses ``mcp_call`` ``error``, and an OpenTelemetry
-``execute_tool`` span that ended in an error. A failed call whose words
+rejected calls), Gemini's ``{"error": ...}`` response, a Responses ``mcp_call`` ``error``, the OpenAI Agents SDK's
+fixed answer for a tool that raised, and an OpenTelemetry ``execute_tool`` span that ended in an error. A failed call whose words
 do not start with "error" (``Document not found: ...``, ``Not allowed: fare class``) read ``name: ok``: the state
 said the last action succeeded when it failed, and uncertainty after a failed action is what the memory is searched
 by. So each reader sets ``"is_error": true`` on the chat tool message of a flagged result, and such a result reads

@@ -30,6 +30,9 @@ TEXT_PARTS = ("input_text", "output_text", "text")
 CALLS = ("function_call", "custom_tool_call")
 OUTPUTS = ("function_call_output", "custom_tool_call_output")
 ROLES = ("system", "developer", "user", "assistant")
+# what the OpenAI Agents SDK gives the model for a function tool that raised (its default_tool_error_function): the
+# items carry no failure flag, so without it a failed call read "name: ok"
+AGENTS_SDK_FAILURE = "An error occurred while running the tool."
 
 
 # the item response_chains puts before each later request of a chain it joins: ``{"type": REQUEST, "at": "line 6"}``
@@ -95,7 +98,9 @@ def read(chat: Chat, entries: Iterable[tuple[str, Mapping[str, Any], str]]) -> N
             text = text_of(output, w, TEXT_PARTS, ignored=chat.ignored) if isinstance(output, list) \
                 else result_text(output)
             turn = None
-            chat.add({"role": "tool", "tool_call_id": call_id, "content": text}, source)
+            failed = isinstance(output, str) and output.startswith(AGENTS_SDK_FAILURE)
+            chat.add({"role": "tool", "tool_call_id": call_id, "content": text, **({FAILED: True} if failed else {})},
+                     source)
         else:
             chat.ignored[str(kind)] += 1
 
