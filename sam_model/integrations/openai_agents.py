@@ -1,0 +1,100 @@
+"""SAM in the OpenAI Agents SDK: a Session that stores the items the SDK adds, and a tool that recalls.
+
+    pip install openai-agents              # this module imports it; nothing in the core does
+
+    memory = ScopedMemory(SAMRetriever.from_pretrained("sam-general"))
+    session = SAMSession(SQLiteSession("conv-1", "sessions.db"), memory, user_id="mia", agent_id="shop")
+    agent = Agent(name="Shop", instructions=INSTRUCTIONS, tools=[sam_recall_tool(memory, user_id="mia",
+                                                                                  agent_id="shop")])
+    result = await Runner.run(agent, "Where is my order 42?", session=session)
+
+:class:`SAMSession` wraps any Session (SQLiteSession, a Redis or SQLAlchemy one, the app's own): the SDK's
+``get_items``, ``add_items``, ``pop_item`` and ``clear_session`` go to it, so the conversation is kept where it was.
+Each ``add_items`` also stores its items in the ScopedMemory scopes (ScopedMemory.add reads Responses items as the
+``responses`` log reader does: the one code path). Items added again (a retried save, the whole list added
+again) are stored once: ScopedMemory reads a repeat of what the scope was sent as sent already. ``pop_item`` and
+``clear_session`` change the conversation only: what was stored stays in memory, as what a user said stays said
+(ScopedMemory.delete_all with the scopes forgets it); an item popped and added again is not stored twice.
+
+A recall's memories are the store's already: the output of a :func:`sam_recall_tool` call is stored as the marker
+``[N memories recalled: stored already]`` (as the smolagents callback masks its recall tool's), the call itself as
+it was.
+
+:func:`sam_recall_tool` is a FunctionTool (``recall_memory(query)``) ranked by the scopes' live state (the state of
+the newest item a SAMSession of the same scopes stored: ScopedMemory.live_state) and the query's words, the best
+``k`` numbered. Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) are checked when each is made; one
+without ``user_id`` is no user's and reads only memories of no user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+try:
+    from agents import FunctionTool, function_tool
+except ImportError as exc:  # an optional integration: said in one line, not a traceback into the SDK's imports
+    raise ImportError(f"sam_model.integrations.openai_agents needs the OpenAI Agents SDK ({exc}): pip install "
+                      "openai-agents, or use ScopedMemory directly") from None
+
+from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
+from sam_model.limits import check_k
+from sam_model.memory import ScopedMemory
+
+NOTHING = "No memories found."
+TOOL = "recall_memory"
+MARK = "[{n} memories recalled: stored already]"
+
+
+class SAMSession:
+    """A Session that delegates to ``session`` and stores what is added (the module doc)."""
+
+    def __init__(self, session: Any, memory: ScopedMemory, *, user_id: str | None = None,
+                 agent_id: str | None = None, run_id: str | None = None) -> None:
+        self.session, self.memory = session, memory
+        self.scopes = fixed_scopes("SAMSession", user_id, agent_id, run_id)
+        self.session_id = getattr(session, "session_id", None)
+        self.session_settings = getattr(session, "session_settings", None)
+        self._recalls: set[str] = set()  # call ids of recall_memory calls: their outputs are masked
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        return await self.session.get_items(limit)
+
+    async def add_items(self, items: list[Any]) -> None:
+        await self.session.add_items(items)
+        if items:  # ScopedMemory reads items sent again once (sam_model.memory.resent): no digest here, which
+            # would drop a user's "yes" said again in a later turn
+            await asyncio.to_thread(self.memory.add, [self._masked(item) for item in items], **self.scopes)
+
+    def _masked(self, item: Any) -> Any:
+        """The item as stored: a recall's output as the marker (its memories are stored already)."""
+        if not isinstance(item, dict):
+            return item
+        if item.get("type") == "function_call" and item.get("name") == TOOL:
+            self._recalls.add(item.get("call_id"))
+        if item.get("type") == "function_call_output" and item.get("call_id") in self._recalls \
+                and isinstance(item.get("output"), str) and item["output"] != NOTHING:
+            n = sum(1 for line in item["output"].splitlines() if line[:1].isdigit())
+            return {**item, "output": MARK.format(n=n)}
+        return item
+
+    async def pop_item(self) -> Any:
+        return await self.session.pop_item()
+
+    async def clear_session(self) -> None:
+        await self.session.clear_session()
+
+
+def sam_recall_tool(memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
+                    run_id: str | None = None, k: int = 5) -> FunctionTool:
+    """A FunctionTool searching the scopes' memories (the module doc)."""
+    scopes = fixed_scopes("sam_recall_tool", user_id, agent_id, run_id)
+    k = check_k(k)
+
+    def recall_memory(query: str) -> str:
+        """Search this user's earlier conversations for facts (ids, names, amounts) the task needs."""
+        state = memory.live_state(**scopes)
+        hits = memory.search(query, state=state, limit=k, filters=user_filter(user_id), **scopes)["results"]
+        return numbered(hits) if hits else NOTHING
+
+    return function_tool(recall_memory, name_override=TOOL)

@@ -1,0 +1,104 @@
+"""SAMSession and sam_recall_tool against the real OpenAI Agents SDK, run with a scripted Model (no network).
+
+Run where openai-agents is installed: PYTHONPATH=$PWD:$PWD/tests:<the venv's site-packages> python -m pytest ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+
+import pytest
+
+if importlib.util.find_spec("agents") is None:
+    pytest.skip("openai-agents is not installed (pip install openai-agents; run with its environment)",
+                allow_module_level=True)
+
+from agents import Agent, Runner, SQLiteSession, Usage, function_tool  # noqa: E402
+from agents.items import ModelResponse  # noqa: E402
+from agents.models.interface import Model  # noqa: E402
+from agents.tool_context import ToolContext  # noqa: E402
+from openai.types.responses import (  # noqa: E402
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+from sam_model.integrations.openai_agents import SAMSession, sam_recall_tool  # noqa: E402
+from sam_model.memory import HashingEncoder, ScopedMemory  # noqa: E402
+
+
+def _say(text: str) -> ResponseOutputMessage:
+    return ResponseOutputMessage(id="msg_1", type="message", role="assistant", status="completed",
+                                 content=[ResponseOutputText(type="output_text", text=text, annotations=[])])
+
+
+def _call(name: str, args: dict, i: int) -> ResponseFunctionToolCall:
+    return ResponseFunctionToolCall(id=f"fc_{i}", call_id=f"call_{i}", type="function_call", name=name,
+                                    arguments=json.dumps(args))
+
+
+class Scripted(Model):
+    """A Model answering each call with the next scripted output item."""
+
+    def __init__(self, turns: list) -> None:
+        self.turns = list(turns)
+
+    async def get_response(self, *args, **kwargs) -> ModelResponse:
+        return ModelResponse(output=[self.turns.pop(0)], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+@function_tool
+def lookup_order(order_id: str) -> str:
+    """Look up an order."""
+    return f"order {order_id}: shipped to Lisbon"
+
+
+def _run(memory: ScopedMemory, user: str, order: str, tmp_path, turns: list, tools: list) -> SAMSession:
+    session = SAMSession(SQLiteSession(user, str(tmp_path / "s.db")), memory, user_id=user, agent_id="shop")
+    agent = Agent(name="Shop", instructions="Help with orders.", tools=tools, model=Scripted(turns))
+    asyncio.run(Runner.run(agent, f"Where is my order {order}?", session=session))
+    return session
+
+
+def test_items_are_stored_once_in_their_users_scope_and_recalled_by_that_user_alone(tmp_path):
+    memory = ScopedMemory(HashingEncoder(64))
+    for user, order in (("mia", "A-77"), ("bob", "B-12")):
+        session = _run(memory, user, order, tmp_path, [_call("lookup_order", {"order_id": order}, 1), _say("Done.")],
+                       [lookup_order])
+    assert len(asyncio.run(session.get_items())) == 4  # the wrapped session keeps the conversation
+    mias = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+    assert any("A-77" in m for m in mias) and not any("B-12" in m for m in mias), mias
+    count = len(memory.get_all(user_id="bob", agent_id="shop", limit=None)["results"])
+    # the turn's last items again (a retried save), then the whole list: stored once
+    asyncio.run(session.add_items(asyncio.run(session.get_items())[-2:]))
+    asyncio.run(session.add_items(asyncio.run(session.get_items())))
+    assert len(memory.get_all(user_id="bob", agent_id="shop", limit=None)["results"]) == count
+    recall = sam_recall_tool(memory, user_id="mia", agent_id="shop")
+    args = json.dumps({"query": "order"})
+    ctx = ToolContext(context=None, tool_name="recall_memory", tool_call_id="c1", tool_arguments=args)
+    out = asyncio.run(recall.on_invoke_tool(ctx, args))
+    assert "A-77" in out and "B-12" not in out, out
+
+
+def test_a_recall_output_is_stored_as_a_marker(tmp_path):
+    memory = ScopedMemory(HashingEncoder(64))
+    _run(memory, "mia", "A-77", tmp_path, [_call("lookup_order", {"order_id": "A-77"}, 1), _say("Done.")],
+         [lookup_order])
+    recall = sam_recall_tool(memory, user_id="mia", agent_id="shop")
+    session = SAMSession(SQLiteSession("mia-2", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    agent = Agent(name="Shop", instructions="Help.", tools=[recall],
+                  model=Scripted([_call("recall_memory", {"query": "order"}, 5), _say("Your order A-77.")]))
+    asyncio.run(Runner.run(agent, "Which order was mine?", session=session))
+    texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+    assert any("memories recalled: stored already" in t for t in texts), texts
+    assert sum("shipped to Lisbon" in t for t in texts) == 1, texts
+
+
+def test_scopes_are_checked_when_made():
+    with pytest.raises(ValueError, match="needs a scope"):
+        sam_recall_tool(ScopedMemory(HashingEncoder(64)))
