@@ -102,3 +102,27 @@ def test_a_recall_output_is_stored_as_a_marker(tmp_path):
 def test_scopes_are_checked_when_made():
     with pytest.raises(ValueError, match="needs a scope"):
         sam_recall_tool(ScopedMemory(HashingEncoder(64)))
+
+
+def test_the_readme_snippet_runs_as_written(tmp_path, monkeypatch):
+    """README's OpenAI Agents SDK block (a plain fence: the README's tests run without openai-agents) run as
+    written, given the app's ``model`` (scripted) and ``get_order``: the turn is stored in mia's scope."""
+    import ast
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    start = readme.index("```\nfrom agents import Agent, Runner, SQLiteSession\n") + 4
+    code = readme[start:readme.index("```", start)]
+
+    @function_tool
+    def get_order() -> str:
+        """The user's last order."""
+        return "order ORD-5521: shipped to Paris"
+
+    names = {"model": Scripted([_call("get_order", {}, 1), _say("It shipped to Paris.")]), "get_order": get_order}
+    ran = eval(compile(code, "README.md (OpenAI Agents SDK)", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), names)
+    if ran is not None:  # a coroutine: the snippet awaits at its top level, as in a notebook
+        asyncio.run(ran)
+    said = [r["memory"] for r in names["memory"].get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+    assert said[0] == "Where is my last order?" and any("shipped to Paris" in m for m in said), said
