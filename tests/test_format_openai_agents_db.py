@@ -75,3 +75,13 @@ def test_a_tool_that_raised_reads_as_failed(tmp_path):
     assert failed["state"]["last_action_result"].startswith("lookup_order: error"), failed["state"]
     ok = next(e for e in events if e["text"] == "lookup_order: order 42: shipped")
     assert ok["state"]["last_action_result"] == "lookup_order: ok"
+
+
+def test_a_json_of_the_items_alone_says_how_to_write_them(tmp_path, capsys):
+    """result.to_input_list() dumped as it is: each item was "expected a tau-bench trajectory ... (got an object
+    with keys 'content', 'role')", which did not say the file is one conversation's messages."""
+    bare = tmp_path / "items.json"
+    bare.write_text(json.dumps(ITEMS))
+    assert main([str(bare), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert 'is written as {"id": NAME, "messages": [...]}' in err, err

@@ -1195,6 +1195,11 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             raise TranscriptFormatError(where, "an agent-log event (episode_id, step, kind), not a conversation: the "
                                                "file is an agent log already and needs no conversion (sam-data "
                                                "validate checks it; sam-train fit --data.train takes it as it is)")
+        elif isinstance(obj, Mapping) and ("role" in obj or obj.get("type") in (*responses.CALLS, *responses.OUTPUTS)):
+            # a bare list of one conversation's messages (an Agents SDK result.to_input_list() dumped as it is)
+            raise TranscriptFormatError(where, "a message, not a conversation: a file of one conversation's messages "
+                                               "or Responses items (result.to_input_list()) is written as "
+                                               "{\"id\": NAME, \"messages\": [...]}, a .jsonl of one a line")
         else:
             what = "a tau-bench trajectory {task_id, trial, traj}, " if domain else ""
             got = json_type(obj)  # an object's keys: a misnamed field ("msgs", "conversation") is then seen at once
