@@ -85,3 +85,19 @@ def test_a_json_of_the_items_alone_says_how_to_write_them(tmp_path, capsys):
     assert main([str(bare), str(tmp_path / "o.jsonl")]) == 1
     err = capsys.readouterr().err
     assert 'is written as {"id": NAME, "messages": [...]}' in err, err
+
+
+def test_a_folder_reads_the_session_databases_it_holds(tmp_path):
+    """An app's folder holding its SQLiteSession database (and another SQLite file, no run) reads each session as
+    the database alone does (it was "a folder without ..." where the conversations were)."""
+    from sam_model.data.formats.files import held_runs, layouts
+
+    (tmp_path / "app").mkdir()
+    _database(tmp_path / "app" / "conversations.db", {"conv-1": ITEMS})
+    with sqlite3.connect(tmp_path / "app" / "cache.db") as con:
+        con.execute("CREATE TABLE kv (k TEXT, v TEXT)")
+    con.close()
+    events = list(iter_transcript_events(tmp_path))
+    assert events == list(iter_transcript_events(tmp_path / "app" / "conversations.db")) and events
+    assert held_runs(layouts(tmp_path)) == ("1 OpenAI Agents SDK session database (SQLiteSession) (read by the "
+                                            "responses reader)")

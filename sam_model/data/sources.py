@@ -614,7 +614,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 187: a Responses function_call_output that is the OpenAI Agents SDK's answer for a tool that raised ("An error
 # occurred while running the tool.") reads as a failed call ("name: error ...", it read "name: ok"). Every file without
 # that text, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 187
+# 188: a folder's Agents SDK session databases (any .db, .sqlite or .sqlite3 holding agent_messages) are read beside
+# its other runs, as 182 reads ADK's (a folder of them was "a folder without ..."). Folders without one, files,
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 188
 
 
 @dataclass(frozen=True)

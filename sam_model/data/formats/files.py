@@ -165,13 +165,16 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     # agents was "a folder without ..." where its conversations were
     kinds["adk-db"] = sorted(q for q in folder.rglob("*") if q.suffix in adk_db.SUFFIXES and q not in claimed
                              and q.is_file() and adk_db.is_store(q))
+    # an OpenAI Agents SDK app's SQLiteSession databases likewise (any .db, .sqlite or .sqlite3 holding agent_messages)
+    kinds["agents-db"] = sorted(q for q in folder.rglob("*") if q.suffix in adk_db.SUFFIXES and q not in claimed
+                                and q.is_file() and agents_db.is_store(q) and not adk_db.is_store(q))
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
     kinds["pydantic-ai"], kinds["smolagents"], kinds["llamaindex"], kinds["adk"] = histories, memories, chats, adk_sessions
     saved = [q for q in loose if not _holds_list(q) and _first_is(q, autogen.is_state)]  # save_state(), one a file
     configs = [q for q in loose if saved and not _holds_list(q) and _first_is(q, autogen.is_config)]  # their policy
     loose = [q for q in loose if q not in saved and q not in configs]
     kinds["autogen"] = [*saved, *configs]
-    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or held or saved or kinds["adk-db"] or (
+    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or held or saved or kinds["adk-db"] or kinds["agents-db"] or (
         loose and headless_files(folder)) else loose
     return {kind: files for kind, files in kinds.items() if files}
 
@@ -862,7 +865,7 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                 yield from _unique(_saved(q, list(documents(q)), name, docs), seen)
                 if on_file is not None:
                     on_file(q)
-        elif kind in ("adk", "adk-db"):  # a session's dump a file (its sessions a line each, or a database of them),
+        elif kind in ("adk", "adk-db", "agents-db"):  # a session's dump a file (its sessions a line each, or a database of them),
             # named by its user, app and id
             for q in paths:
                 for doc, where in documents(q):
@@ -895,7 +898,8 @@ _HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
          "smolagents": ("smolagents memory file{s} (.json)", ("smolagents",)),
          "llamaindex": ("LlamaIndex chat history file{s} (.json)", ("llamaindex",)),
          "adk": ("ADK session file{s} (.json)", ("adk",)),
-         "adk-db": ("ADK session database{s} (.adk/session.db)", ("adk",))}
+         "adk-db": ("ADK session database{s} (.adk/session.db)", ("adk",)),
+         "agents-db": ("OpenAI Agents SDK session database{s} (SQLiteSession)", ("responses",))}
 
 
 def _held(found: dict[str, list[Path]]) -> dict[str, set[Path]]:
