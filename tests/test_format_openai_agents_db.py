@@ -101,3 +101,26 @@ def test_a_folder_reads_the_session_databases_it_holds(tmp_path):
     assert events == list(iter_transcript_events(tmp_path / "app" / "conversations.db")) and events
     assert held_runs(layouts(tmp_path)) == ("1 OpenAI Agents SDK session database (SQLiteSession) (read by the "
                                             "responses reader)")
+
+
+def test_locked_database_is_refused_naming_it_not_skipped(tmp_path):
+    """A database a running app holds locked was taken for no SQLiteSession store (and left out of a folder)."""
+    import sqlite3
+
+    import pytest
+
+    from sam_model.data.formats import agents_db
+    from sam_model.io import SAMFileError
+
+    db = tmp_path / "conversations.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, session_id TEXT, message_data TEXT)")
+    con.commit()
+    con.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(SAMFileError, match=r"conversations\.db.*retry when the app is idle"):
+            agents_db.is_store(db)
+    finally:
+        con.rollback()
+        con.close()
+    assert agents_db.is_store(db)

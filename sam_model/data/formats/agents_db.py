@@ -37,6 +37,9 @@ def is_store(p: Path) -> bool:
             return COLUMNS <= {row[1] for row in con.execute(f"PRAGMA table_info({TABLE})")}
         finally:
             con.close()
+    except sqlite3.OperationalError as exc:  # locked by a writer: maybe a store, so not skipped without a word
+        raise SAMFileError(f"cannot read {p} as an OpenAI Agents SDK session database: {exc} (an app writing it?): "
+                           f"retry when the app is idle, or convert a copy (sqlite3 {p} '.backup COPY.db')") from None
     except (OSError, sqlite3.Error):
         return False
 
