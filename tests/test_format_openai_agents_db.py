@@ -124,3 +124,29 @@ def test_locked_database_is_refused_naming_it_not_skipped(tmp_path):
         con.rollback()
         con.close()
     assert agents_db.is_store(db)
+
+
+def test_sessions_are_read_one_at_a_time(tmp_path):
+    """The reader held every row of the database at once; a session's rows alone are held now."""
+    import json
+    import sqlite3
+    import tracemalloc
+
+    from sam_model.data.formats import agents_db
+
+    db = tmp_path / "big.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, session_id TEXT, message_data TEXT)")
+    text = "x" * 20_000
+    con.executemany("INSERT INTO agent_messages (session_id, message_data) VALUES (?, ?)",
+                    [(f"s{i}", json.dumps({"role": "user", "content": text})) for i in range(600)])
+    con.commit()
+    con.close()
+    tracemalloc.start()
+    try:
+        ids = [conv["id"] for conv, _ in agents_db.sessions(db)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert ids == [f"s{i}" for i in range(600)]
+    assert peak < 3_000_000, peak  # the database is 12 MB

@@ -46,27 +46,34 @@ def is_store(p: Path) -> bool:
 
 def sessions(p: Path) -> Iterator[tuple[Any, str]]:
     """(a session's conversation or the error reading it, where) for each session, in the order of their first
-    items; a row whose message_data is no JSON object fails its session alone, naming the row."""
+    items (ties by session id); a row whose message_data is no JSON object fails its session alone, naming the row.
+    One session's rows are held at a time: a database of years of sessions is read in the memory of its longest."""
     try:
         con = _open(p)
-        try:
-            rows = con.execute(f"SELECT session_id, id, message_data FROM {TABLE} ORDER BY id").fetchall()
-        finally:
-            con.close()
     except sqlite3.Error as exc:
         raise SAMFileError(f"cannot read {p} as an OpenAI Agents SDK session database: {exc}") from None
-    items: dict[Any, list[dict[str, Any]]] = {}
-    bad: dict[Any, str] = {}
-    for sid, rid, data in rows:
-        items.setdefault(sid, [])
+    try:
+        sids = [row[0] for row in con.execute(
+            f"SELECT session_id FROM {TABLE} GROUP BY session_id ORDER BY MIN(id), session_id")]
+        for sid in sids:
+            rows = con.execute(f"SELECT id, message_data FROM {TABLE} WHERE session_id IS ? ORDER BY id", (sid,))
+            where = f"{p}: session {sid}"
+            yield _session(sid, rows, where), where
+    except sqlite3.Error as exc:
+        raise SAMFileError(f"cannot read {p} as an OpenAI Agents SDK session database: {exc}") from None
+    finally:
+        con.close()
+
+
+def _session(sid: Any, rows: Iterator[tuple[Any, Any]], where: str) -> Any:
+    """One session's conversation from its rows, or the error naming its first bad row."""
+    listed: list[dict[str, Any]] = []
+    for rid, data in rows:
         try:
             item = json.loads(data)
             if not isinstance(item, dict):
                 raise ValueError(f"is {type(item).__name__}, expected an input item object")
         except ValueError as exc:
-            bad.setdefault(sid, f"row {rid}: message_data {exc}")
-            continue
-        items[sid].append(item)
-    for sid, listed in items.items():
-        where = f"{p}: session {sid}"
-        yield (TranscriptFormatError(where, bad[sid]) if sid in bad else {"id": sid, "messages": listed}), where
+            return TranscriptFormatError(where, f"row {rid}: message_data {exc}")
+        listed.append(item)
+    return {"id": sid, "messages": listed}
