@@ -15,7 +15,7 @@ if importlib.util.find_spec("agents") is None:
     pytest.skip("openai-agents is not installed (pip install openai-agents; run with its environment)",
                 allow_module_level=True)
 
-from agents import Agent, Runner, SQLiteSession, Usage, function_tool  # noqa: E402
+from agents import Agent, Runner, SQLiteSession, Usage, function_tool, set_tracing_disabled  # noqa: E402
 from agents.items import ModelResponse  # noqa: E402
 from agents.models.interface import Model  # noqa: E402
 from agents.tool_context import ToolContext  # noqa: E402
@@ -27,6 +27,8 @@ from openai.types.responses import (  # noqa: E402
 
 from sam_model.integrations.openai_agents import SAMSession, sam_recall_tool  # noqa: E402
 from sam_model.memory import HashingEncoder, ScopedMemory  # noqa: E402
+
+set_tracing_disabled(True)  # the SDK's traces go to OpenAI's servers: a test run reaches no network
 
 
 def _say(text: str) -> ResponseOutputMessage:
