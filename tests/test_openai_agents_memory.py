@@ -128,3 +128,17 @@ def test_the_readme_snippet_runs_as_written(tmp_path, monkeypatch):
         asyncio.run(ran)
     said = [r["memory"] for r in names["memory"].get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
     assert said[0] == "Where is my last order?" and any("shipped to Paris" in m for m in said), said
+
+
+def test_a_recall_output_added_by_another_sam_session_is_masked(tmp_path):
+    """The recall's call added by one SAMSession, its output by another (a run resumed elsewhere): it was stored
+    as the memories' text again."""
+    memory = ScopedMemory(HashingEncoder(64))
+    memory.add([{"role": "user", "content": "My order is A-77, shipped to Lisbon."}], user_id="mia", agent_id="shop")
+    inner = SQLiteSession("mia-3", str(tmp_path / "s.db"))
+    call = {"type": "function_call", "name": "recall_memory", "call_id": "call_9", "arguments": "{}"}
+    asyncio.run(SAMSession(inner, memory, user_id="mia", agent_id="shop").add_items([call]))
+    out = {"type": "function_call_output", "call_id": "call_9", "output": "1. My order is A-77, shipped to Lisbon."}
+    asyncio.run(SAMSession(inner, memory, user_id="mia", agent_id="shop").add_items([out]))
+    texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+    assert sum("shipped to Lisbon" in t for t in texts) == 1, texts

@@ -56,12 +56,18 @@ class SAMSession:
         self.session_id = getattr(session, "session_id", None)
         self.session_settings = getattr(session, "session_settings", None)
         self._recalls: set[str] = set()  # call ids of recall_memory calls: their outputs are masked
+        self._calls: set[str] = set()  # call ids of every function call seen
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         return await self.session.get_items(limit)
 
     async def add_items(self, items: list[Any]) -> None:
         await self.session.add_items(items)
+        if any(_output_of_unknown_call(item, self._recalls, self._calls) for item in items):
+            # its call was added by another SAMSession (an interrupted run resumed, another process): the
+            # conversation says whether it was a recall
+            for item in await self.session.get_items():
+                self._note(item)
         if items:  # ScopedMemory reads items sent again once (sam_model.memory.resent): no digest here, which
             # would drop a user's "yes" said again in a later turn
             await asyncio.to_thread(self.memory.add, [self._masked(item) for item in items], **self.scopes)
@@ -70,19 +76,30 @@ class SAMSession:
         """The item as stored: a recall's output as the marker (its memories are stored already)."""
         if not isinstance(item, dict):
             return item
-        if item.get("type") == "function_call" and item.get("name") == TOOL:
-            self._recalls.add(item.get("call_id"))
+        self._note(item)
         if item.get("type") == "function_call_output" and item.get("call_id") in self._recalls \
                 and isinstance(item.get("output"), str) and item["output"] != NOTHING:
             n = sum(1 for line in item["output"].splitlines() if line[:1].isdigit())
             return {**item, "output": MARK.format(n=n)}
         return item
 
+    def _note(self, item: Any) -> None:
+        """Remember a function call's id, and whether it called the recall tool."""
+        if isinstance(item, dict) and item.get("type") == "function_call":
+            self._calls.add(item.get("call_id"))
+            if item.get("name") == TOOL:
+                self._recalls.add(item.get("call_id"))
+
     async def pop_item(self) -> Any:
         return await self.session.pop_item()
 
     async def clear_session(self) -> None:
         await self.session.clear_session()
+
+
+def _output_of_unknown_call(item: Any, recalls: set[str], calls: set[str]) -> bool:
+    return (isinstance(item, dict) and item.get("type") == "function_call_output"
+            and item.get("call_id") not in calls and item.get("call_id") not in recalls)
 
 
 def sam_recall_tool(memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
