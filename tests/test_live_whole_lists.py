@@ -108,3 +108,27 @@ def test_a_save_keeps_the_lists_kept_adds(tmp_path):
     assert [k[-1] for k in d["sent"]["t//r"]] == ["responses"]
     loaded = ScopedMemory.load(tmp_path / "m", HashingEncoder(16))
     assert loaded.add(msgs[:8], user_id="t", run_id="r")["notes"][0]["reason"].startswith("data[0:2]:")
+
+
+def test_a_whole_list_sent_again_is_told_its_format_once_less_by_each_check(monkeypatch):
+    """A Responses list sent again whole had its format told 7 times (a 2,000-item list's detect takes ~7 ms: ~50
+    of the add's ~72 ms): the open turn's reading and the whole-list check each told it, and the note's kept add
+    told it again. Told once for both, and the note's kept add by the format told: 5. Counted over each module that
+    tells it, of the whole list (what a long history pays for; the rest after the last add is read as an add)."""
+    import importlib
+
+    told, real = [0], importlib.import_module("sam_model.data.formats").detect
+
+    def counted(items, *args, **kwargs):
+        told[0] += len(items) == len(msgs)
+        return real(items, *args, **kwargs)
+
+    for name in ("resent", "live", "live_responses", "scopedinput", "scopedwrite"):
+        module = importlib.import_module(f"sam_model.memory.{name}")
+        if hasattr(module, "detect"):
+            monkeypatch.setattr(module, "detect", counted)
+    msgs, memory = responses.conversation(), _memory()
+    memory.add(msgs[:8], user_id="t", run_id="r")
+    told[0] = 0
+    assert memory.add(msgs, user_id="t", run_id="r")["notes"][0]["reason"].startswith("data[0:8]: the scope's last")
+    assert told[0] <= 5
