@@ -144,12 +144,13 @@ def check_scope(value: Any, name: str, held: Callable[[str], bool] | None = None
     if not isinstance(value, str) or not value or "/" in value or len(value) > MAX_SCOPE_CHARS:
         raise ValueError(f"{name} must be a non-empty string without '/' of at most {MAX_SCOPE_CHARS} characters, "
                          f"got {_show(value)}")
-    flaw = scope_flaw(value) if held is not None else None
-    if flaw is not None and held(value):
+    if held is None:
+        return check_scope_characters(value, name)
+    flaw = scope_flaw(value)  # once: check_scope_characters after it told it again
+    if flaw is None or held(value) or _AS_LOGGED.get():
         return value
-    if flaw is not None and not _AS_LOGGED.get():  # the read's refusal says why an id of earlier memories is taken
-        raise ValueError(f"{name} {flaw.what}: {flaw.fix}; no memory is stored under it as written")
-    return check_scope_characters(value, name)
+    # the read's refusal says why an id of earlier memories is taken
+    raise ValueError(f"{name} {flaw.what}: {flaw.fix}; no memory is stored under it as written")
 
 
 class Flaw(NamedTuple):
