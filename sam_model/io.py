@@ -594,9 +594,9 @@ def is_sha256(value: Any) -> bool:
 
 def check_digest(path: Path, digest: Any, meta_path: Path, field: str | None, fix: str,
                  saver: str = "this index") -> None:
-    """Refuse (SAMFileError, one line naming the file and ``fix``) a saved file whose SHA-256 is not ``digest``, the
-    one ``meta_path`` recorded under ``field`` (None: the file holds the digest alone, as store.json.sha256) when
-    ``saver`` saved it (None: a save from before the record, loaded unchecked). Bytes changed inside a file of
+    """Refuse (SAMFileError, one line naming the file and ``fix``) a saved file whose SHA-256 is not ``digest``
+    (None: a save from before the record, loaded unchecked), the one ``meta_path`` recorded under ``field`` (None:
+    the file holds the digest alone, as store.json.sha256) when ``saver`` ("this index") saved it. Bytes changed inside a file of
     vectors keep its format's framing: it loaded, its searches ranked by other vectors or NaN; a store.json edited
     by hand loaded other memories' texts or scopes. Why one function: the index's, the store's and an export's
     digests were checked by two rules (one took capitals, one did not)."""

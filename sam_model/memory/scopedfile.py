@@ -93,10 +93,11 @@ def _steps(kept: Any, where: str) -> list[int]:
 
 
 def _by_scope(d: Mapping, field: str, required: bool = False) -> dict:
-    """A field of scoped.json holding what each scope's episode keeps (``base``, ``trackers``, ``required``; the
-    others a save from before them lacks, holding none: ``open``, ``labels``, ``numbering``, ``unknown``, and
-    ``sent``, ``given``, ``gone`` to read an add sent again), else a ValueError naming it: of another shape (a
-    list, null) it was "'list' object has no attribute 'items'", naming no field."""
+    """A field of scoped.json holding what each scope's episode keeps (``base`` and ``trackers``, which every save
+    holds: ``required``, its absence a KeyError naming it; the others a save from before them lacks, holding none:
+    ``open``, ``labels``, ``numbering``, ``unknown``, ``progress``, and ``sent``, ``given``, ``gone`` to read an add
+    sent again), else a ValueError naming it: of another shape (a list, null) it was "'list' object has no attribute
+    'items'", naming no field."""
     kept = d[field] if required else d.get(field, {})
     if not isinstance(kept, dict):
         raise ValueError(f"{field} must be an object of the scopes' episodes (strings) to what each keeps, got "
