@@ -50,7 +50,6 @@ from sam_model.data.formats import (
     claude_code,
     codex,
     codex_exec,
-    detect,
     gemini,
     gemini_cli,
     openhands,
