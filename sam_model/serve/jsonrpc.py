@@ -38,16 +38,20 @@ def key_twice(message: str | bytes) -> str | None:
     return None
 
 
+def _error(code: int, label: str, why: str, request_id: int | str | None) -> dict[str, Any]:
+    """A JSON-RPC error of ``code``, its message ``label: why``: the one shape of both refusals below."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": f"{label}: {why}"}}
+
+
 def parse_error(why: str, request_id: int | str | None = None) -> dict[str, Any]:
     """The JSON-RPC error answering a message refused unread (``why``: one line, what is wrong and where), with the
     request's id where it could be read: a client waits for the answer carrying it, and drops one with id null."""
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": PARSE_ERROR, "message": f"Parse error: {why}"}}
+    return _error(PARSE_ERROR, "Parse error", why, request_id)
 
 
 def invalid_request(why: str, request_id: int | str | None = None) -> dict[str, Any]:
     """The JSON-RPC error answering JSON that is no JSON-RPC message, as :func:`parse_error`."""
-    return {"jsonrpc": "2.0", "id": request_id,
-            "error": {"code": INVALID_REQUEST, "message": f"Invalid Request: {why}"}}
+    return _error(INVALID_REQUEST, "Invalid Request", why, request_id)
 
 
 class _Ambiguous:
