@@ -278,7 +278,8 @@ def dropped(before: Sequence[Any]) -> list[list[Any]]:
     only until the next went on from it (two runs made at once). Kept, a new conversation added an exchange at a
     time (or a message at a time: in another scope's words, a greeting) that opened with the deleted
     conversation's first add, going on past it, lost its opening, read as that add sent again (until stop 63).
-    The last of each format (:func:`lane`; of none, saved before 2026-12-07) keeps it: each agent holds its own."""
+    The last of each format (:func:`lane`; of none, saved before 2026-12-07) and conversation (:func:`opening`)
+    keeps it: each agent, and each session of one, holds its own."""
     last = {(lane(format_of(k)), opening_of(k)): i for i, k in enumerate(before)}.values()
     return [k if i in last else k[:2] + _tag(k) for i, k in enumerate(before)]
 

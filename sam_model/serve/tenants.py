@@ -519,8 +519,9 @@ def check_write(memory: ScopedMemory, op: str, args: Mapping[str, Any]) -> None:
     if op == "update" and (not isinstance(args["data"], str) or not args["data"].strip()):
         raise ValueError(f"data must be the memory's new text (a non-empty string), got {args['data']!r}")
     if op in ("add", "delete_all"):  # no scope (delete_all of every user is reset, no served write), a '/' in one
-        # or a control character: an add refused only once logged was replayed as logged (limits.as_logged) by a
-        # server that died before taking its record back, its memories stored in a scope no call may name
+        # or a limits.scope_flaw (a delete_all's taken where its memories are held): an add refused only once logged
+        # was replayed as logged (limits.as_logged) by a server that died before taking its record back, its
+        # memories stored in a scope no call may name
         memory._scopes(*_scopes(args).values(), need="write", held=memory._held if op == "delete_all" else None)
 
 
