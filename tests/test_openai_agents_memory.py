@@ -142,3 +142,32 @@ def test_a_recall_output_added_by_another_sam_session_is_masked(tmp_path):
     asyncio.run(SAMSession(inner, memory, user_id="mia", agent_id="shop").add_items([out]))
     texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
     assert sum("shipped to Lisbon" in t for t in texts) == 1, texts
+
+
+class ScriptedResponses(Scripted):
+    """A Model answering each call with the next scripted list of output items (a response of several)."""
+
+    async def get_response(self, *args, **kwargs) -> ModelResponse:
+        return ModelResponse(output=self.turns.pop(0), usage=Usage(), response_id=None)
+
+
+def test_items_of_a_model_without_item_ids_are_each_stored(tmp_path):
+    """A Chat Completions or LiteLLM model's items all carry the SDK's placeholder id "__fake_id__": they were read
+    as versions of one item, the turn's preamble replaced by its last message."""
+    from openai.types.responses import ResponseReasoningItem
+    from openai.types.responses.response_reasoning_item import Summary
+
+    def fake(item):
+        item.id = "__fake_id__"
+        return item
+
+    think = fake(ResponseReasoningItem(id="x", type="reasoning", summary=[Summary(type="summary_text", text="A-77")]))
+    model = ScriptedResponses([[think, fake(_say("Checking order A-77 for you.")),
+                                fake(_call("lookup_order", {"order_id": "A-77"}, 1))],
+                               [think, fake(_say("It shipped to Lisbon."))]])
+    memory = ScopedMemory(HashingEncoder(64))
+    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    asyncio.run(Runner.run(Agent(name="Shop", instructions="Help.", tools=[lookup_order], model=model),
+                           "Where is my order A-77?", session=session))
+    texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+    assert "Checking order A-77 for you." in texts and texts[-1] == "It shipped to Lisbon.", texts

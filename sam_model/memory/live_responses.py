@@ -36,6 +36,9 @@ from sam_model.data.formats.base import TranscriptFormatError, text_of
 FORMAT = "responses"
 SEEN_ITEMS = 256  # items a scope's facts keep the key and digest of (:func:`remember`): a resend comes soon after
 BARE_KEYS = {"role", "content", "type", "id", "status"}  # a bare message's fields (anything more: OpenAI chat's)
+# the OpenAI Agents SDK's id of every item a model without item ids gave (Chat Completions, LiteLLM): no item's own.
+# Told by it, a turn's every message and reasoning item were versions of its first (its preamble lost)
+NO_ID = "__fake_id__"
 
 
 def kind(x: Mapping[str, Any]) -> Any:
@@ -57,13 +60,14 @@ def is_item(x: Any) -> bool:
 
 
 def key(x: Any) -> str | None:
-    """What an item is told by (None: nothing): a call's or an output's ``call_id``, else its ``id``."""
+    """What an item is told by (None: nothing): a call's or an output's ``call_id``, else its ``id`` (not the
+    Agents SDK's placeholder, NO_ID, shared by all a model's items)."""
     if not isinstance(x, Mapping):
         return None
     k = kind(x)
     if k in (*responses.CALLS, *responses.OUTPUTS) and isinstance(x.get("call_id"), str) and x["call_id"]:
         return f"{'output' if k in responses.OUTPUTS else 'call'}:{x['call_id']}"
-    return f"id:{x['id']}" if isinstance(x.get("id"), str) and x["id"] else None
+    return f"id:{x['id']}" if isinstance(x.get("id"), str) and x["id"] and x["id"] != NO_ID else None
 
 
 def opens(turn: list[Any], line: Mapping[str, Any]) -> bool:
