@@ -138,7 +138,10 @@ def test_a_recall_output_added_by_another_sam_session_is_masked(tmp_path):
     inner = SQLiteSession("mia-3", str(tmp_path / "s.db"))
     call = {"type": "function_call", "name": "recall_memory", "call_id": "call_9", "arguments": "{}"}
     asyncio.run(SAMSession(inner, memory, user_id="mia", agent_id="shop").add_items([call]))
-    out = {"type": "function_call_output", "call_id": "call_9", "output": "1. My order is A-77, shipped to Lisbon."}
+    args = json.dumps({"query": "order"})
+    ctx = ToolContext(context=None, tool_name="recall_memory", tool_call_id="call_9", tool_arguments=args)
+    said = asyncio.run(sam_recall_tool(memory, user_id="mia", agent_id="shop").on_invoke_tool(ctx, args))
+    out = {"type": "function_call_output", "call_id": "call_9", "output": said}
     asyncio.run(SAMSession(inner, memory, user_id="mia", agent_id="shop").add_items([out]))
     texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
     assert sum("shipped to Lisbon" in t for t in texts) == 1, texts
@@ -171,3 +174,35 @@ def test_items_of_a_model_without_item_ids_are_each_stored(tmp_path):
                            "Where is my order A-77?", session=session))
     texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
     assert "Checking order A-77 for you." in texts and texts[-1] == "It shipped to Lisbon.", texts
+
+
+def _recalled(memory: ScopedMemory, tool, session_id: str, tmp_path) -> list[str]:
+    """The memories of mia after a run whose model calls ``tool`` (named recall_memory) then answers."""
+    session = SAMSession(SQLiteSession(session_id, str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    agent = Agent(name="Shop", instructions="Help.", tools=[tool],
+                  model=Scripted([_call("recall_memory", {"query": "order"}, 5), _say("Done.")]))
+    asyncio.run(Runner.run(agent, "Which order was mine?", session=session))
+    return [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+
+
+def test_an_apps_own_recall_memory_tool_is_stored_as_it_answered(tmp_path):
+    """Any tool named recall_memory had its output stored as "[N memories recalled ...]": the app's own tool's
+    answer (no SAM memory) was lost."""
+    @function_tool(name_override="recall_memory")
+    def own(query: str) -> str:
+        """The app's own notes."""
+        return "1. Note: customer prefers DHL"
+
+    texts = _recalled(ScopedMemory(HashingEncoder(64)), own, "mia-4", tmp_path)
+    assert any("customer prefers DHL" in t for t in texts) and not any("recalled" in t for t in texts), texts
+
+
+def test_a_recall_marker_counts_memories_not_lines(tmp_path):
+    """The marker counted the output's lines opening with a digit: a memory of several lines (a line break
+    numbered() does not indent after) counted as several."""
+    memory = ScopedMemory(HashingEncoder(64))
+    memory.add([{"role": "user", "content": "My order A-77:\r2 boxes of shoes\u20283 pairs of socks"}],
+               user_id="mia", agent_id="shop")
+    texts = _recalled(memory, sam_recall_tool(memory, user_id="mia", agent_id="shop"), "mia-5", tmp_path)
+    before = texts.index("CALL recall_memory(query=order)")  # the memories the recall (k=5) returned: all before it
+    assert f"recall_memory: [{before} memories recalled: stored already]" in texts, texts

@@ -16,9 +16,10 @@ again) are stored once: ScopedMemory reads a repeat of what the scope was sent a
 ``clear_session`` change the conversation only: what was stored stays in memory, as what a user said stays said
 (ScopedMemory.delete_all with the scopes forgets it); an item popped and added again is not stored twice.
 
-A recall's memories are the store's already: the output of a :func:`sam_recall_tool` call is stored as the marker
-``[N memories recalled: stored already]`` (as the smolagents callback masks its recall tool's), the call itself as
-it was.
+A recall's memories are the store's already: the output of a :func:`sam_recall_tool` call (its first line
+``[N memories recalled by SAM]``) is stored as the marker ``[N memories recalled: stored already]`` (as the
+smolagents callback masks its recall tool's), the call itself as it was; an app's own tool named ``recall_memory``
+is stored as it answered.
 
 :func:`sam_recall_tool` is a FunctionTool (``recall_memory(query)``) ranked by the scopes' live state (the state of
 the newest item a SAMSession of the same scopes stored: ScopedMemory.live_state) and the query's words, the best
@@ -29,6 +30,7 @@ without ``user_id`` is no user's and reads only memories of no user.
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 try:
@@ -44,6 +46,10 @@ from sam_model.memory import ScopedMemory
 NOTHING = "No memories found."
 TOOL = "recall_memory"
 MARK = "[{n} memories recalled: stored already]"
+# the first line of a recall's output: what tells SAM's recall from an app's own tool of the same name (whose output
+# was stored as a marker, lost), and how many memories it returned (a memory's lines are not memories)
+HEAD = "[{n} memories recalled by SAM]"
+HEAD_RE = re.compile(r"\[(\d+) memories recalled by SAM\]\n")
 
 
 class SAMSession:
@@ -78,9 +84,8 @@ class SAMSession:
             return item
         self._note(item)
         if item.get("type") == "function_call_output" and item.get("call_id") in self._recalls \
-                and isinstance(item.get("output"), str) and item["output"] != NOTHING:
-            n = sum(1 for line in item["output"].splitlines() if line[:1].isdigit())
-            return {**item, "output": MARK.format(n=n)}
+                and isinstance(item.get("output"), str) and (head := HEAD_RE.match(item["output"])):
+            return {**item, "output": MARK.format(n=head[1])}
         return item
 
     def _note(self, item: Any) -> None:
@@ -112,6 +117,6 @@ def sam_recall_tool(memory: ScopedMemory, *, user_id: str | None = None, agent_i
         """Search this user's earlier conversations for facts (ids, names, amounts) the task needs."""
         state = memory.live_state(**scopes)
         hits = memory.search(query, state=state, limit=k, filters=user_filter(user_id), **scopes)["results"]
-        return numbered(hits) if hits else NOTHING
+        return HEAD.format(n=len(hits)) + "\n" + numbered(hits) if hits else NOTHING
 
     return function_tool(recall_memory, name_override=TOOL)
