@@ -150,3 +150,31 @@ def test_sessions_are_read_one_at_a_time(tmp_path):
         tracemalloc.stop()
     assert ids == [f"s{i}" for i in range(600)]
     assert peak < 3_000_000, peak  # the database is 12 MB
+
+
+def test_a_database_locked_while_read_says_what_to_do(tmp_path):
+    """The lock taken after is_store (an app writing between the check and the read): the read's error was the bare
+    "database is locked", without the advice is_store gives (each reader wrote its own text)."""
+    import sqlite3
+
+    import pytest
+
+    from sam_model.data.formats import adk_db, agents_db
+    from sam_model.io import SAMFileError
+
+    db = _database(tmp_path / "conversations.db", {"s1": ITEMS})
+    con = sqlite3.connect(db)
+    con.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(SAMFileError) as read:
+            list(agents_db.sessions(db))
+        with pytest.raises(SAMFileError) as checked:
+            agents_db.is_store(db)
+        with pytest.raises(SAMFileError) as adk:
+            adk_db.is_store(db)
+    finally:
+        con.rollback()
+        con.close()
+    assert str(read.value) == str(checked.value), (str(read.value), str(checked.value))
+    assert "retry when the app is idle" in str(read.value) and "OpenAI Agents SDK" in str(read.value)
+    assert str(adk.value).replace("a Google ADK", "an OpenAI Agents SDK").startswith(str(read.value))

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sam_model.data.formats.base import TranscriptFormatError
+from sam_model.data.formats.base import TranscriptFormatError, unread_database
 from sam_model.io import SAMFileError
 
 MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
@@ -29,6 +29,7 @@ SAVE = ("or save each session as a .json with session.model_dump_json() (a sessi
         "convert those")
 
 
+WHAT = "a Google ADK session database"
 SUFFIXES = (".db", ".sqlite", ".sqlite3")  # the names a folder's session databases are looked for by
 
 
@@ -44,15 +45,9 @@ def is_store(p: Path) -> bool:
         finally:
             con.close()
     except sqlite3.OperationalError as exc:  # locked by a writer: maybe a store, so not skipped without a word
-        raise SAMFileError(_unread(p, exc)) from None
+        raise SAMFileError(unread_database(p, exc, WHAT, SAVE)) from None
     except (OSError, sqlite3.Error):
         return False
-
-
-def _unread(p: Path, exc: sqlite3.Error) -> str:
-    """Why an SQLite file that may hold sessions was not read, and what to do (its sessions are not dropped)."""
-    return (f"cannot read {p} as a Google ADK session database: {exc} (an app writing it?): retry when the app is "
-            f"idle, or convert a copy (sqlite3 {p} '.backup COPY.db'); {SAVE}")
 
 
 def is_database(head: bytes) -> bool:
@@ -96,7 +91,7 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
             where = f"{p}: session {sid} (app {app}, user {user})"
             yield _session(app, user, sid, rows, where), where
     except sqlite3.Error as exc:
-        raise SAMFileError(_unread(p, exc)) from None
+        raise SAMFileError(unread_database(p, exc, WHAT, SAVE)) from None
     finally:
         con.close()
 

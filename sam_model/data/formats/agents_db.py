@@ -18,11 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sam_model.data.formats.base import TranscriptFormatError
+from sam_model.data.formats.base import TranscriptFormatError, unread_database
 from sam_model.io import SAMFileError
 
 TABLE = "agent_messages"  # SQLiteSession's default messages_table
 COLUMNS = {"id", "session_id", "message_data"}
+WHAT = "an OpenAI Agents SDK session database"
 
 
 def _open(p: Path) -> sqlite3.Connection:
@@ -38,8 +39,7 @@ def is_store(p: Path) -> bool:
         finally:
             con.close()
     except sqlite3.OperationalError as exc:  # locked by a writer: maybe a store, so not skipped without a word
-        raise SAMFileError(f"cannot read {p} as an OpenAI Agents SDK session database: {exc} (an app writing it?): "
-                           f"retry when the app is idle, or convert a copy (sqlite3 {p} '.backup COPY.db')") from None
+        raise SAMFileError(unread_database(p, exc, WHAT)) from None
     except (OSError, sqlite3.Error):
         return False
 
@@ -51,7 +51,7 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
     try:
         con = _open(p)
     except sqlite3.Error as exc:
-        raise SAMFileError(f"cannot read {p} as an OpenAI Agents SDK session database: {exc}") from None
+        raise SAMFileError(f"cannot read {p} as {WHAT}: {exc}") from None
     try:
         sids = [row[0] for row in con.execute(
             f"SELECT session_id FROM {TABLE} GROUP BY session_id ORDER BY MIN(id), session_id")]
@@ -59,8 +59,8 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
             rows = con.execute(f"SELECT id, message_data FROM {TABLE} WHERE session_id IS ? ORDER BY id", (sid,))
             where = f"{p}: session {sid}"
             yield _session(sid, rows, where), where
-    except sqlite3.Error as exc:
-        raise SAMFileError(f"cannot read {p} as an OpenAI Agents SDK session database: {exc}") from None
+    except sqlite3.Error as exc:  # a writer's lock taken after is_store: the same advice
+        raise SAMFileError(unread_database(p, exc, WHAT)) from None
     finally:
         con.close()
 

@@ -22,6 +22,14 @@ from sam_model.data.advice import AdvisedError
 from sam_model.io import json_type, unique_keys
 
 
+def unread_database(p: Any, exc: Exception, what: str, then: str = "") -> str:
+    """Why an SQLite file that may hold sessions was not read (a writer's lock), and what to do: its sessions are not
+    dropped. One text for every session database reader (ADK's, the Agents SDK's): each wrote its own, and one
+    read's error lacked the advice."""
+    return (f"cannot read {p} as {what}: {exc} (an app writing it?): retry when the app is idle, or convert a copy "
+            f"(sqlite3 {p} '.backup COPY.db')" + (f"; {then}" if then else ""))
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"bare {name} is not JSON (write null, or the value as a string)")
 
