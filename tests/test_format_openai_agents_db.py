@@ -114,7 +114,8 @@ def test_locked_database_is_refused_naming_it_not_skipped(tmp_path):
 
     db = tmp_path / "conversations.db"
     con = sqlite3.connect(db)
-    con.execute("CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, session_id TEXT, message_data TEXT)")
+    for statement in SCHEMA:  # SQLiteSession's own (a table of its columns alone is another app's)
+        con.execute(statement)
     con.commit()
     con.execute("BEGIN EXCLUSIVE")
     try:
@@ -136,7 +137,8 @@ def test_sessions_are_read_one_at_a_time(tmp_path):
 
     db = tmp_path / "big.db"
     con = sqlite3.connect(db)
-    con.execute("CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, session_id TEXT, message_data TEXT)")
+    for statement in SCHEMA:  # SQLiteSession's own (a table of its columns alone is another app's)
+        con.execute(statement)
     text = "x" * 20_000
     con.executemany("INSERT INTO agent_messages (session_id, message_data) VALUES (?, ?)",
                     [(f"s{i}", json.dumps({"role": "user", "content": text})) for i in range(600)])
@@ -178,3 +180,31 @@ def test_a_database_locked_while_read_says_what_to_do(tmp_path):
     assert str(read.value) == str(checked.value), (str(read.value), str(checked.value))
     assert "retry when the app is idle" in str(read.value) and "OpenAI Agents SDK" in str(read.value)
     assert str(adk.value).replace("a Google ADK", "an OpenAI Agents SDK").startswith(str(read.value))
+
+
+def test_the_sdks_tables_are_told_by_their_schema_not_their_name(tmp_path):
+    """Another app's agent_messages (its columns, no sessions table) was read as the SDK's, each row refused as no
+    input item; the SDK's tables under the names an app gave (SQLiteSession(sessions_table=, messages_table=)) were
+    no session database."""
+    from sam_model.data.formats import agents_db
+
+    foreign = tmp_path / "other.db"
+    with sqlite3.connect(foreign) as con:
+        con.execute("CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, session_id TEXT, message_data TEXT, "
+                    "sender TEXT)")
+        con.execute("INSERT INTO agent_messages (session_id, message_data, sender) VALUES ('s1', '\"hi\"', 'bot')")
+    con.close()
+    assert not agents_db.is_store(foreign)
+
+    named = tmp_path / "named.db"
+    with sqlite3.connect(named) as con:
+        for statement in SCHEMA:
+            con.execute(statement.replace("agent_sessions", "shop_sessions").replace("agent_messages", "shop_items"))
+        con.executemany('INSERT INTO shop_items (session_id, message_data) VALUES (?, ?)',
+                        [("s1", json.dumps(item)) for item in ITEMS])
+    con.close()
+    assert agents_db.is_store(named)
+    (conv, where), = agents_db.sessions(named)
+    assert conv == {"id": "s1", "messages": ITEMS} and "table shop_items, session s1" in where
+    events = list(iter_transcript_events(named))
+    assert events == list(iter_transcript_events(_database(tmp_path / "default.db", {"s1": ITEMS}))) and events

@@ -617,7 +617,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 188: a folder's Agents SDK session databases (any .db, .sqlite or .sqlite3 holding agent_messages) are read beside
 # its other runs, as 182 reads ADK's (a folder of them was "a folder without ..."). Folders without one, files,
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 188
+# 189: an Agents SDK session database is told by its schema: a messages table of any name (the app's messages_table)
+# whose session_id references a sessions table's is read; another app's agent_messages table without it is not (its
+# rows were refused as no items, or read as conversations). The SDK's databases of the default names convert byte for
+# byte; so do every other file, examples/logs and tests/fixtures.
+CONVERSION_VERSION = 189
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@ its sessions' conversations.
 
 Why: an Agents SDK app that keeps its conversations keeps them there; given to ``sam-data transcripts`` the file was
 refused as "an SQLite database without an 'events' table, so no Google ADK session database". SQLiteSession keeps a
-table ``agent_messages`` of ``(id, session_id, message_data, created_at)``, ``message_data`` one Responses API input
+table ``agent_messages`` of ``(id, session_id, message_data, created_at)``, its session_id a foreign key to the
+sessions table's (``agent_sessions``; both names the app's to choose: ``SQLiteSession(..., sessions_table=,
+messages_table=)``, AsyncSQLiteSession's and SQLAlchemySession's the same), ``message_data`` one Responses API input
 item as JSON (what ``result.to_input_list()`` lists); each session is rebuilt as ``get_items`` rebuilds it (its rows
 by id) and read as the conversation ``{"id": session_id, "messages": items}``, which the Responses reader reads as
 it reads a run's items written as a line. The database holds no agent instructions: no policy is read.
@@ -30,12 +32,26 @@ def _open(p: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
 
 
+def tables(con: sqlite3.Connection) -> list[str]:
+    """The messages tables of the Agents SDK's sessions, by name: those of its columns whose session_id references a
+    sessions table's. Taken by its name and columns alone, another app's agent_messages was read as the SDK's (its
+    rows refused as no items, or read as conversations), and one of a name the app gave (messages_table) was not."""
+    names = [row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return [t for t in names if COLUMNS <= {row[1] for row in con.execute(f"PRAGMA table_info({_quoted(t)})")}
+            and any(row[3] == "session_id" and row[4] == "session_id"
+                    for row in con.execute(f"PRAGMA foreign_key_list({_quoted(t)})"))]
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 def is_store(p: Path) -> bool:
-    """An SQLite file holding SQLiteSession's messages table (a folder's other databases are no runs)."""
+    """An SQLite file holding the SDK's messages table (a folder's other databases are no runs)."""
     try:
         con = _open(p)
         try:
-            return COLUMNS <= {row[1] for row in con.execute(f"PRAGMA table_info({TABLE})")}
+            return bool(tables(con))
         finally:
             con.close()
     except sqlite3.OperationalError as exc:  # locked by a writer: maybe a store, so not skipped without a word
@@ -45,20 +61,22 @@ def is_store(p: Path) -> bool:
 
 
 def sessions(p: Path) -> Iterator[tuple[Any, str]]:
-    """(a session's conversation or the error reading it, where) for each session, in the order of their first
-    items (ties by session id); a row whose message_data is no JSON object fails its session alone, naming the row.
+    """(a session's conversation or the error reading it, where) for each session of each messages table (the
+    tables by name), in the order of their first items (ties by session id); a row whose message_data is no JSON object fails its session alone, naming the row.
     One session's rows are held at a time: a database of years of sessions is read in the memory of its longest."""
     try:
         con = _open(p)
     except sqlite3.Error as exc:
         raise SAMFileError(f"cannot read {p} as {WHAT}: {exc}") from None
     try:
-        sids = [row[0] for row in con.execute(
-            f"SELECT session_id FROM {TABLE} GROUP BY session_id ORDER BY MIN(id), session_id")]
-        for sid in sids:
-            rows = con.execute(f"SELECT id, message_data FROM {TABLE} WHERE session_id IS ? ORDER BY id", (sid,))
-            where = f"{p}: session {sid}"
-            yield _session(sid, rows, where), where
+        for table in tables(con):
+            sids = [row[0] for row in con.execute(
+                f"SELECT session_id FROM {_quoted(table)} GROUP BY session_id ORDER BY MIN(id), session_id")]
+            for sid in sids:
+                rows = con.execute(f"SELECT id, message_data FROM {_quoted(table)} WHERE session_id IS ? ORDER BY id",
+                                   (sid,))
+                where = f"{p}: session {sid}" if table == TABLE else f"{p}: table {table}, session {sid}"
+                yield _session(sid, rows, where), where
     except sqlite3.Error as exc:  # a writer's lock taken after is_store: the same advice
         raise SAMFileError(unread_database(p, exc, WHAT)) from None
     finally:

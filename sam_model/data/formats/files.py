@@ -165,7 +165,8 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     # agents was "a folder without ..." where its conversations were
     kinds["adk-db"] = sorted(q for q in folder.rglob("*") if q.suffix in adk_db.SUFFIXES and q not in claimed
                              and q.is_file() and adk_db.is_store(q))
-    # an OpenAI Agents SDK app's SQLiteSession databases likewise (any .db, .sqlite or .sqlite3 holding agent_messages)
+    # an OpenAI Agents SDK app's SQLiteSession databases likewise (any .db, .sqlite or .sqlite3 holding its messages table:
+    # agents_db.tables)
     kinds["agents-db"] = sorted(q for q in folder.rglob("*") if q.suffix in adk_db.SUFFIXES and q not in claimed
                                 and q.is_file() and agents_db.is_store(q) and not adk_db.is_store(q))
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
