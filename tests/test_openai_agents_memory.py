@@ -206,3 +206,21 @@ def test_a_recall_marker_counts_memories_not_lines(tmp_path):
     texts = _recalled(memory, sam_recall_tool(memory, user_id="mia", agent_id="shop"), "mia-5", tmp_path)
     before = texts.index("CALL recall_memory(query=order)")  # the memories the recall (k=5) returned: all before it
     assert f"recall_memory: [{before} memories recalled: stored already]" in texts, texts
+
+
+def test_a_later_responses_item_of_a_reused_id_is_stored(tmp_path):
+    """A model numbering its items afresh in each response (msg_1, rs_1 in every one): the final answer, after the
+    call's output, was read as a version of the turn's preamble, which was lost (the importer reads both)."""
+    from openai.types.responses import ResponseReasoningItem
+    from openai.types.responses.response_reasoning_item import Summary
+
+    think = ResponseReasoningItem(id="rs_1", type="reasoning", summary=[Summary(type="summary_text", text="A-77")])
+    model = ScriptedResponses([[think, _say("Checking order A-77 for you."),
+                                _call("lookup_order", {"order_id": "A-77"}, 1)],
+                               [think, _say("It shipped to Lisbon.")]])
+    memory = ScopedMemory(HashingEncoder(64))
+    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    asyncio.run(Runner.run(Agent(name="Shop", instructions="Help.", tools=[lookup_order], model=model),
+                           "Where is my order A-77?", session=session))
+    texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+    assert "Checking order A-77 for you." in texts and texts[-1] == "It shipped to Lisbon.", texts

@@ -87,13 +87,17 @@ def opens(turn: list[Any], line: Mapping[str, Any]) -> bool:
 
 def _version(turn: list[Any], x: Any, given: Container[int]) -> int | None:
     """The place in ``turn`` (an open turn's items, from the one that opened it) of the item ``x`` is a version of,
-    None where ``x`` is an item of its own: the last item of its :func:`key`, except that a call after the output
-    of its call_id is a version only where it is equal to that call and an earlier add gave it (``given``: those
+    None where ``x`` is an item of its own: the last item of its :func:`key`, except that an item told by its id
+    after an output is a later response's (outputs are made after a response's items are written; a model numbering
+    its items msg_1 in each response lost its preamble), and a call after the output of its call_id is a version only where it is equal to that call and an earlier add gave it (``given``: those
     places of ``turn``). A stream writes a call's versions before its output is made, so a call after it is a later
     call of a reused id (an agent numbering its calls call_1 in each response, as some do: read in the place of the
     first, both were lost, its output with it, where the importer reads both), or the same call sent again."""
     k = key(x)
     i = None if k is None else next((i for i in range(len(turn) - 1, -1, -1) if key(turn[i]) == k), None)
+    if i is not None and k.startswith("id:") and any(kind(y) in responses.OUTPUTS for y in turn[i + 1:]
+                                                      if isinstance(y, Mapping)):
+        return None  # an output came after it: a later response's item of a reused id (msg_1 in each), its own
     if i is None or not k.startswith("call:") or all(key(y) != f"output:{k[5:]}" for y in turn[i + 1:]):
         return i
     return i if i in given and _digest(x) == _digest(turn[i]) else None
