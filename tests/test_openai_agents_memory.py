@@ -224,3 +224,23 @@ def test_a_later_responses_item_of_a_reused_id_is_stored(tmp_path):
                            "Where is my order A-77?", session=session))
     texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
     assert "Checking order A-77 for you." in texts and texts[-1] == "It shipped to Lisbon.", texts
+
+
+def test_a_retry_after_pop_item_stores_the_users_message_once(tmp_path):
+    """The SDK's undo: the answer and the user's message popped, the run retried with the same message; the message
+    was stored again, as said twice (the module said a popped item added again is not)."""
+    memory = ScopedMemory(HashingEncoder(64))
+    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    for answer in ("Refunded.", "Sorry, order A-77 cannot be refunded."):
+        said = _say(answer)
+        said.id = f"msg_{len(answer)}"  # each response's own id, as OpenAI's are
+        agent = Agent(name="Shop", instructions="Help.", model=Scripted([said]))
+        asyncio.run(Runner.run(agent, "Refund my order A-77.", session=session))
+        if answer == "Refunded.":
+            asyncio.run(session.pop_item())
+            asyncio.run(session.pop_item())
+    asyncio.run(Runner.run(Agent(name="Shop", instructions="Help.", model=Scripted([_say("Done.")])),
+                           "Refund my order A-77.", session=session))  # said again, not a retry: stored
+    texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+    assert texts == ["Refund my order A-77.", "Refunded.", "Sorry, order A-77 cannot be refunded.",
+                     "Refund my order A-77.", "Done."], texts

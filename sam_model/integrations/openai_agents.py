@@ -14,7 +14,8 @@ Each ``add_items`` also stores its items in the ScopedMemory scopes (ScopedMemor
 ``responses`` log reader does: the one code path). Items added again (a retried save, the whole list added
 again) are stored once: ScopedMemory reads a repeat of what the scope was sent as sent already. ``pop_item`` and
 ``clear_session`` change the conversation only: what was stored stays in memory, as what a user said stays said
-(ScopedMemory.delete_all with the scopes forgets it); an item popped and added again is not stored twice.
+(ScopedMemory.delete_all with the scopes forgets it); the items popped last, added again at the opening of the next
+add (a retry of the user's message), are not stored twice.
 
 A recall's memories are the store's already: the output of a :func:`sam_recall_tool` call (its first line
 ``[N memories recalled by SAM]``) is stored as the marker ``[N memories recalled: stored already]`` (as the
@@ -30,6 +31,7 @@ without ``user_id`` is no user's and reads only memories of no user.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any
 
@@ -63,12 +65,14 @@ class SAMSession:
         self.session_settings = getattr(session, "session_settings", None)
         self._recalls: set[str] = set()  # call ids of recall_memory calls: their outputs are masked
         self._calls: set[str] = set()  # call ids of every function call seen
+        self._popped: list[str] = []  # pop_item's items (digests), the last popped last: see add_items
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         return await self.session.get_items(limit)
 
     async def add_items(self, items: list[Any]) -> None:
         await self.session.add_items(items)
+        items = self._unpopped(items)
         if any(_output_of_unknown_call(item, self._recalls, self._calls) for item in items):
             # its call was added by another SAMSession (an interrupted run resumed, another process): the
             # conversation says whether it was a recall
@@ -95,11 +99,30 @@ class SAMSession:
             if item.get("name") == TOOL:
                 self._recalls.add(item.get("call_id"))
 
+    def _unpopped(self, items: list[Any]) -> list[Any]:
+        """``items`` without those opening it that were popped last (a retry: the assistant's answer and the user's
+        message popped, the message added again), which were stored when first added; the message was stored again
+        as said twice. Any other add ends the undo."""
+        items = list(items)
+        while items and self._popped and _digest(items[0]) == self._popped[-1]:
+            self._popped.pop()
+            self._note(items.pop(0))
+        if items:
+            self._popped.clear()
+        return items
+
     async def pop_item(self) -> Any:
-        return await self.session.pop_item()
+        item = await self.session.pop_item()
+        if item is not None:
+            self._popped.append(_digest(item))
+        return item
 
     async def clear_session(self) -> None:
         await self.session.clear_session()
+
+
+def _digest(item: Any) -> str:
+    return json.dumps(item, sort_keys=True, default=str)
 
 
 def _output_of_unknown_call(item: Any, recalls: set[str], calls: set[str]) -> bool:
