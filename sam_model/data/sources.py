@@ -547,10 +547,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # Gemini contents are read by the gemini reader; a "system" beside the events is the policy. Files of every other
 # format, examples/logs and tests/fixtures convert byte for byte.
 # 170: a smolagents CodeAgent's for loop over range() of integer literals, or enumerate() or zip() of literal lists
-# (or of range()), is read pass by pass as 163 reads a literal list's, its target a name or nested tuples of names (read
-# once, its variables unknown); a loop of over 100 passes (or past 1000 in a step) is still read once, now counted
-# ("loop read once, over 100 passes or 1000 in a step"). examples/logs, the walkthrough's memories and
-# tests/fixtures convert byte for byte.
+# (or of range()), is read pass by pass as 163 reads a literal list's, its target a name or nested tuples of names
+# (163 read a nested target's loop once, its variables unknown); a loop of over 100 passes (or past 1000 in a step)
+# is still read once, now counted ("loop read once, over 100 passes or 1000 in a step"). examples/logs, the
+# walkthrough's memories and tests/fixtures convert byte for byte.
 # 171: a SQL query that shows MySQL outside its strings (a backtick, LIMIT 0, 10, <=>, REGEXP, ON DUPLICATE KEY,
 # INSERT IGNORE, IFNULL(, GROUP_CONCAT(, ...) and writes a value before its column reads its double-quoted tokens as
 # strings though its only other such value is camelCase ("Apple" = brand AND name = "iPhone": 159 to 169 read both as
@@ -567,7 +567,7 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # known too; no slice) or its len() reads as its value (it was left out, computed at run time), so a loop over
 # range(len(ids)) is read pass by pass with ids[i] each item. examples/logs, the walkthrough's memories and
 # tests/fixtures convert byte for byte.
-# 175: 172's rule narrowed: a ToolCallingAgent step's words come from model_output_message.content only where its
+# 175: 173's rule narrowed: a ToolCallingAgent step's words come from model_output_message.content only where its
 # model_output holds smolagents' "Called Tool: ..." lines (a blank model_output had taken them too). examples/logs,
 # the walkthrough's memories and tests/fixtures convert byte for byte.
 # 176: a smolagents CodeAgent's function or lambda whose parameter is named range or len (def look(range): ...) reads
@@ -594,7 +594,7 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # it as an agent log: "not UTF-8 ... re-save the file as UTF-8"). Files of every other format, examples/logs and
 # tests/fixtures convert byte for byte.
 # 182: a folder's ADK session databases (adk web and adk run keep each agent's sessions in its .adk/session.db; any
-# .db, .sqlite or .sqlite3 holding ADK's events table) are read beside its other runs (170 walked past them: a folder
+# .db, .sqlite or .sqlite3 holding ADK's events table) are read beside its other runs (181 walked past them: a folder
 # of agents was "a folder without ..."). Folders without one, files, examples/logs and tests/fixtures convert byte for
 # byte.
 # 183: an ADK session database's sessions under one id of several users or apps (ADK's ids are unique per app and

@@ -324,7 +324,7 @@ def _quoting(text: str) -> str:
     = email AND id = "userId"``, a column compared to a parameter and a column to a column: until conversion 159
     read as two MySQL strings, each traced to a listing of the columns), but for a query that shows MySQL outside its
     strings (:data:`_MYSQL`: a backtick, ``LIMIT 0, 10``, ``IFNULL(``, ...), which PostgreSQL cannot run: there
-    ``"Apple" = brand AND name = "iPhone"`` is two strings (until conversion 170 two names, the product the user
+    ``"Apple" = brand AND name = "iPhone"`` is two strings (until conversion 171 two names, the product the user
     named traced to nothing). A query that shows PostgreSQL outside its
     strings (:data:`_POSTGRES`: ``::``, ``$1``, ILIKE, ``$$``, ``E''``) reads its double quotes as names
     (:data:`NAMES`) wherever they stand, as PostgreSQL runs it. Else "": each token by its place

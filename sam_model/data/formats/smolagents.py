@@ -230,7 +230,7 @@ def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: s
 def _words(m: Mapping[str, Any], where: str) -> str:
     """A ToolCallingAgent step's words: its ``model_output``, but where smolagents 1.15 to 1.19 wrote its own "Called
     Tool: ..." lines there (:data:`_CALLED`), the model's text, which those versions kept only in
-    ``model_output_message.content`` (read as no words until conversion 172: the steps of 1.17 and 1.26 of one run
+    ``model_output_message.content`` (read as no words until conversion 173: the steps of 1.17 and 1.26 of one run
     differed by them)."""
     said = _text(m.get("model_output"), where)
     words = _CALLED.sub("", said).strip()
