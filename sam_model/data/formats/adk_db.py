@@ -85,15 +85,31 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
         # ADK's session ids are unique per app and user only ("session_001" for every customer): the reader names
         # each session by its user, app and id, as it does a session's dump (files: adk.is_session), so none is
         # refused as another's "duplicate conversation id"
+        lookup = _lookup(con)
         for app, user, sid in keys:
-            rows = con.execute("SELECT id, invocation_id, timestamp, event_data FROM events WHERE app_name IS ? "
-                               "AND user_id IS ? AND session_id IS ?", (app, user, sid)).fetchall()
+            rows = con.execute(lookup, {"app": app, "user": user, "sid": sid}).fetchall()
             where = f"{p}: session {sid} (app {app}, user {user})"
             yield _session(app, user, sid, rows, where), where
     except sqlite3.Error as exc:
         raise SAMFileError(unread_database(p, exc, WHAT, SAVE)) from None
     finally:
         con.close()
+
+
+def _lookup(con: sqlite3.Connection) -> str:
+    """The query of one session's rows (its :app, :user and :sid), through an index of the sessions' rows
+    built in the connection's temporary database (the file stays unwritten): where the events' key opens with the
+    event's id (DatabaseSessionService's), a query a session read the whole table each time, 15 s for 4,000
+    sessions of 10 events. The rows are checked against the session's key again, so a row deleted and its rowid
+    reused while the database is read is never another session's. A table without rowids: the scan."""
+    where = "app_name IS :app AND user_id IS :user AND session_id IS :sid"
+    try:
+        con.execute("CREATE TEMP TABLE sam_rows AS SELECT rowid AS r, app_name, user_id, session_id FROM main.events")
+        con.execute("CREATE INDEX temp.sam_rows_key ON sam_rows (app_name, user_id, session_id)")
+    except sqlite3.OperationalError:  # WITHOUT ROWID ("no such column: rowid")
+        return f"SELECT id, invocation_id, timestamp, event_data FROM events WHERE {where}"
+    return (f"SELECT id, invocation_id, timestamp, event_data FROM main.events WHERE rowid IN (SELECT r FROM "
+            f"temp.sam_rows WHERE {where}) AND {where}")
 
 
 def _session(app: Any, user: Any, sid: Any, rows: list[tuple[Any, ...]], where: str) -> Any:
