@@ -178,6 +178,29 @@ def test_a_folder_of_agents_reads_the_session_database_each_keeps(tmp_path):
     assert source_kind(tmp_path) == "transcripts"
     assert held_runs(layouts(tmp_path)) == "2 ADK session databases (.adk/session.db) (read by the adk reader)"
 
+def test_a_folder_s_sqlite_files_are_each_tested_once(tmp_path, monkeypatch):
+    """The folder was walked once for ADK's databases and again for the Agents SDK's, the Agents SDK's test opening
+    the ADK stores too and the ADK test its stores twice: each file is tested once by the ADK test, and once by the
+    Agents SDK's where it is no ADK store."""
+    from sam_model.data.formats import adk_db, agents_db, files
+
+    for name in ("a", "b"):
+        with sqlite3.connect(tmp_path / f"{name}.db") as con:
+            con.execute("CREATE TABLE kv (k TEXT, v TEXT)")
+    database(tmp_path / "session.db", [saved(json.loads(EXAMPLE.read_text()), "s-1", "ann")])
+    with sqlite3.connect(tmp_path / "agents.db") as con:
+        con.execute("CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, session_id TEXT, message_data TEXT)")
+        con.execute("""INSERT INTO agent_messages VALUES (1, 'c1', '{"role": "user", "content": "hi"}')""")
+    tested: list[str] = []
+    for module in (adk_db, agents_db):
+        monkeypatch.setattr(module, "is_store", lambda q, test=module.is_store, m=module.__name__.rsplit(".")[-1]: (
+            tested.append(f"{m} {q.name}"), test(q))[1])
+    found = files.layouts(tmp_path)
+    assert found["adk-db"] == [tmp_path / "session.db"] and found["agents-db"] == [tmp_path / "agents.db"]
+    assert sorted(tested) == ["adk_db a.db", "adk_db agents.db", "adk_db b.db", "adk_db session.db", "agents_db a.db",
+                              "agents_db agents.db", "agents_db b.db"]
+
+
 def test_a_folder_s_database_a_writer_holds_locked_is_not_skipped_without_a_word(tmp_path, capsys):
     """An agent's .adk/session.db that a running app held locked (a write transaction) was taken for no session
     database and left out of its folder, the other agents' sessions converted as if it held none; it is refused

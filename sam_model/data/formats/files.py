@@ -161,14 +161,15 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     adk_sessions = [q for q in candidates if q not in told and not _holds_list(q) and _mentions(q, ADK_KEY)
                     and _first_is(q, adk.is_session)]
     held = {*told, *memories, *chats, *contexts, *adk_sessions}
-    # an ADK session database (adk web and adk run keep their sessions in each agent's .adk/session.db): a folder of
-    # agents was "a folder without ..." where its conversations were
-    kinds["adk-db"] = sorted(q for q in folder.rglob("*") if q.suffix in adk_db.SUFFIXES and q not in claimed
-                             and q.is_file() and adk_db.is_store(q))
-    # an OpenAI Agents SDK app's SQLiteSession databases likewise (any .db, .sqlite or .sqlite3 holding its messages table:
-    # agents_db.tables)
-    kinds["agents-db"] = sorted(q for q in folder.rglob("*") if q.suffix in adk_db.SUFFIXES and q not in claimed
-                                and q.is_file() and agents_db.is_store(q) and not adk_db.is_store(q))
+    # an ADK session database (adk web and adk run keep their sessions in each agent's .adk/session.db), and an
+    # OpenAI Agents SDK app's SQLiteSession databases likewise (any .db, .sqlite or .sqlite3 holding its messages table: agents_db.tables):
+    # a folder of agents was "a folder without ..." where its conversations were. One walk for both, each file
+    # opened by each test once (a walk each: the Agents SDK's test opened the ADK stores too, the ADK test its twice)
+    databases = sorted(q for q in folder.rglob("*") if q.suffix in adk_db.SUFFIXES and q not in claimed
+                       and q.is_file())
+    adk_stores = {q for q in databases if adk_db.is_store(q)}
+    kinds["adk-db"] = [q for q in databases if q in adk_stores]
+    kinds["agents-db"] = [q for q in databases if q not in adk_stores and agents_db.is_store(q)]
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
     kinds["pydantic-ai"], kinds["smolagents"], kinds["llamaindex"], kinds["adk"] = histories, memories, chats, adk_sessions
     saved = [q for q in loose if not _holds_list(q) and _first_is(q, autogen.is_state)]  # save_state(), one a file
