@@ -307,7 +307,7 @@ class Calls:
         one is read once, and ``range(10**12)`` is never listed. None when unknown."""
         value = self._literal(expr)
         if isinstance(value, (list, tuple)):
-            return value
+            return value[:PASSES + 1]  # enumerate() of a list of 10,000 made 10,000 pairs to read the loop once
         if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in _ITERATORS) or (
                 self._taken(expr.func.id) or any(isinstance(a, ast.Starred) for a in expr.args)):
             return None
