@@ -1201,8 +1201,11 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             raise TranscriptFormatError(where, "an agent-log event (episode_id, step, kind), not a conversation: the "
                                                "file is an agent log already and needs no conversion (sam-data "
                                                "validate checks it; sam-train fit --data.train takes it as it is)")
-        elif isinstance(obj, Mapping) and ("role" in obj or obj.get("type") in (*responses.CALLS, *responses.OUTPUTS)):
-            # a bare list of one conversation's messages (an Agents SDK result.to_input_list() dumped as it is)
+        elif format is None and isinstance(obj, Mapping) and (
+                "role" in obj or obj.get("type") in (*responses.CALLS, *responses.OUTPUTS)):
+            # a bare list of one conversation's messages (an Agents SDK result.to_input_list() dumped as it is); not
+            # under a --format, where the file may be another reader's (a smolagents memory's messages), which
+            # _forced names: "written as {id, messages}" told to wrap a file that reader reads as it is
             raise TranscriptFormatError(where, "a message, not a conversation: a file of one conversation's messages "
                                                "or Responses items (result.to_input_list()) is written as "
                                                "{\"id\": NAME, \"messages\": [...]}, a .jsonl of one a line")
