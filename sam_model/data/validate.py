@@ -229,10 +229,10 @@ def _document(p: Path) -> str | None:
     from sam_model.data.formats.files import conversations, document_format, parse
     from sam_model.data.reader import open_log_binary
 
-    with open(p, "rb") as raw_fh:
-        if adk_db.is_database(raw_fh.read(16)):  # it was "not UTF-8 ... re-save the file as UTF-8"
-            return (f"{p}: an SQLite database, not an agent log: a Google ADK or OpenAI Agents SDK session "
-                    f"database (sessions.db) is converted with `sam-data transcripts {p} OUT.jsonl` (train.py and evaluate.py take it as it is)")
+    if adk_db.is_sqlite(p):  # it was "not UTF-8 ... re-save the file as UTF-8"
+        return (f"{p}: an SQLite database, not an agent log: a Google ADK or OpenAI Agents SDK session "
+                f"database (sessions.db) is converted with `sam-data transcripts {p} OUT.jsonl` (train.py and "
+                "evaluate.py take it as it is)")
     named = p.name.removesuffix(".gz").endswith((".json", ".traj"))
     with open_log_binary(p) as fh:
         first = next((line for line in fh if line.strip(b" \t\r\n\xef\xbb\xbf")), b"")

@@ -36,9 +36,8 @@ SUFFIXES = (".db", ".sqlite", ".sqlite3")  # the names a folder's session databa
 def is_store(p: Path) -> bool:
     """An SQLite file holding ADK's events table (a folder's other databases are no runs, not errors)."""
     try:
-        with open(p, "rb") as fh:
-            if not is_database(fh.read(16)):
-                return False
+        if not is_sqlite(p):
+            return False
         con = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
         try:
             return COLUMNS <= _columns(con, "events")
@@ -53,6 +52,15 @@ def is_store(p: Path) -> bool:
 def is_database(head: bytes) -> bool:
     """A file whose first bytes are SQLite's header."""
     return head.startswith(MAGIC)
+
+
+def is_sqlite(p: Path) -> bool:
+    """A file that opens with SQLite's header (one that cannot be read: no, its reader names the fault)."""
+    try:
+        with open(p, "rb") as fh:
+            return is_database(fh.read(len(MAGIC)))
+    except OSError:
+        return False
 
 
 def _columns(con: sqlite3.Connection, table: str) -> set[str]:

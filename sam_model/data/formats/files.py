@@ -277,14 +277,6 @@ def _zstd(q: Path) -> bool:
     return ZSTD_MAGIC in (head[:4], head[4:8])
 
 
-def _sqlite(q: Path) -> bool:
-    try:
-        with open(q, "rb") as fh:
-            return adk_db.is_database(fh.read(16))
-    except OSError:
-        return False
-
-
 def _names_spans(q: Path) -> bool:
     """Whether the start of ``q`` names ``resourceSpans`` (a cheap look before a file is parsed to be sure)."""
     try:
@@ -1239,7 +1231,7 @@ def is_transcript_file(path: str | Path) -> bool:
         return False
     if name.endswith((".json", ".traj")):
         return True
-    if _sqlite(p):  # an ADK session database (sessions.db): its sessions are conversations
+    if adk_db.is_sqlite(p):  # an ADK session database (sessions.db): its sessions are conversations
         return True
     if _EXPORTER_NAME.fullmatch(p.name):
         return _zstd(p) or (_names_spans(p) and _first_is(p, otel.is_otlp))
