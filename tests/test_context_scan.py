@@ -62,3 +62,17 @@ def test_a_file_holding_the_string_elsewhere_is_parsed_and_told_as_before(tmp_pa
     (tmp_path / "chat-1.json").write_text(json.dumps(CHAT))
     (tmp_path / "sub" / "note.json").write_text(json.dumps({"text": "is_running", "state": {}}))  # a value, no key
     assert files.layouts(tmp_path) == {"llamaindex": [tmp_path / "chat-1.json"]}
+
+
+def test_each_object_is_looked_through_once_for_every_key(tmp_path, monkeypatch):
+    """A folder's JSON objects were looked through once for a Context's key and again for an ADK session's, each
+    record of many MB read twice: once now, both keys looked for together; what is told is unchanged."""
+    looked = []
+    framing = files.zstdexport.framing
+    monkeypatch.setattr(files.zstdexport, "framing", lambda head: (looked.append(head), framing(head))[1])
+    record = {"instance": "x", "state": {"log": "y" * 200_000}}
+    (tmp_path / "record.json").write_text(json.dumps(record))
+    (tmp_path / "ctx.json").write_text(json.dumps(CONTEXT))
+    (tmp_path / "chat-1.json").write_text(json.dumps(CHAT))
+    assert files.layouts(tmp_path) == {"llamaindex": [tmp_path / "chat-1.json"]}
+    assert looked.count(b'{"instan') == 1, looked  # record.json's 8 bytes of head, looked at to scan it

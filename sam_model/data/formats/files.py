@@ -153,12 +153,14 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     chats = [q for q in candidates if q not in told and _holds_list(q, CHAT_HEAD) and _first_is(q, llamaindex.is_history)]
     # a workflow Context (ctx.to_dict()) holds no messages: beside histories no run, alone refused as holding none
     # (it was read as an OpenHands trajectory, "not an OpenHands trajectory")
-    contexts = [q for q in candidates if not _holds_list(q) and _mentions(q, CONTEXT_KEY)
-                and _first_is(q, llamaindex.is_context)]
+    # which of the keys telling a Context or an ADK session each object holds, looked for in one read of it (a read
+    # a key read each other record of many MB twice)
+    objects = {q: _mentions(q, (CONTEXT_KEY, ADK_KEY)) for q in candidates if not _holds_list(q)}
+    contexts = [q for q, keys in objects.items() if CONTEXT_KEY in keys and _first_is(q, llamaindex.is_context)]
     chats = chats or contexts
     told.update(chats)
     # an ADK session's dump (session.model_dump_json(), one a file) likewise: an object, told by its content
-    adk_sessions = [q for q in candidates if q not in told and not _holds_list(q) and _mentions(q, ADK_KEY)
+    adk_sessions = [q for q, keys in objects.items() if q not in told and ADK_KEY in keys
                     and _first_is(q, adk.is_session)]
     held = {*told, *memories, *chats, *contexts, *adk_sessions}
     # an ADK session database (adk web and adk run keep their sessions in each agent's .adk/session.db), and an
@@ -325,26 +327,27 @@ ADK_KEY = re.compile(_json_string("app_name").pattern + b"|" + _json_string("app
 SCAN_BLOCK = 1 << 20  # bytes of a file :func:`_mentions` looks through at a time
 
 
-def _mentions(q: Path, string: re.Pattern[bytes]) -> bool:
-    """Whether a ``.json[.gz]`` file's bytes hold ``string`` (:func:`_json_string`), looked through a block at a
-    time, not parsed: what a document needs to hold to pass a test of a key, so that a folder's other JSON objects
-    (a run's records, a harness's results, of many MB) are not each parsed whole to be told apart. A file it cannot
-    tell (unreadable; zstd or protobuf, which :func:`documents` decodes or names) is taken as holding it: the
-    test that parses it decides, as it did alone."""
+def _mentions(q: Path, strings: Collection[re.Pattern[bytes]]) -> set[re.Pattern[bytes]]:
+    """Which of ``strings`` (:func:`_json_string`) a ``.json[.gz]`` file's bytes hold, looked through a block at a
+    time, once for them all, not parsed: what a document needs to hold to pass a test of a key, so that a folder's
+    other JSON objects (a run's records, a harness's results, of many MB) are not each parsed whole to be told apart.
+    A file it cannot tell (unreadable; zstd or protobuf, which :func:`documents` decodes or names) is taken as holding
+    them all: the test that parses it decides, as it did alone."""
+    found: set[re.Pattern[bytes]] = set()
     try:
         with open(q, "rb") as fh:
             head = fh.read(8)
         if zstdexport.framing(head) is not None or zstdexport.is_proto(head):
-            return True
+            return set(strings)
         with (gzip.open if q.name.endswith(".gz") else open)(q, "rb") as fh:
             tail = b""
-            while block := fh.read(SCAN_BLOCK):
-                if string.search(seen := tail + block):
-                    return True
+            while len(found) < len(strings) and (block := fh.read(SCAN_BLOCK)):
+                seen = tail + block
+                found.update(s for s in strings if s not in found and s.search(seen))
                 tail = seen[-64:]  # longer than any match a block boundary splits (10 characters escaped: 62 bytes)
     except (OSError, EOFError, zlib.error):
-        return True
-    return False
+        return set(strings)
+    return found
 
 
 def _holds_list(q: Path, opening: re.Pattern[bytes] | None = None) -> bool:
