@@ -18,6 +18,7 @@ from sam_model.data import validate
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "logs" / "adk.json"
+EITHER = "a session database (Google ADK's or the Agents SDK's)"  # what a locked SQLite file is read as
 # SqliteSessionService's tables (google-adk 2.13.0); DatabaseSessionService's v1 schema has the same columns
 SCHEMA = """
 CREATE TABLE sessions (app_name TEXT NOT NULL, user_id TEXT NOT NULL, id TEXT NOT NULL, state TEXT NOT NULL,
@@ -215,16 +216,32 @@ def test_a_folder_s_database_a_writer_holds_locked_is_not_skipped_without_a_word
         writer.execute("BEGIN EXCLUSIVE")
         assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 1
         err = capsys.readouterr().err
-        assert f"cannot read {locked} as a Google ADK session database: database is locked" in err, err
+        assert f"cannot read {locked} as {EITHER}: database is locked" in err, err
         assert "retry when the app is idle" in err and err.count("\n") == 1
         assert validate.main([str(tmp_path)]) == 2  # a folder: what it holds, here why one of them is not read
     finally:
         writer.close()
     err = capsys.readouterr().err
-    assert f"cannot read {locked} as a Google ADK session database: database is locked" in err, err
+    assert f"cannot read {locked} as {EITHER}: database is locked" in err, err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 0  # once the writer is done, both agents' sessions
     assert len({json.loads(line)["episode_id"] for line in (tmp_path / "o.jsonl").read_text().splitlines()}) == 2
+
+
+def test_a_locked_database_given_alone_is_not_named_the_agents_sdk_s(tmp_path, capsys):
+    """A locked ADK database given alone was "cannot read ... as an OpenAI Agents SDK session database", as the Agents
+    SDK's test ran first; locked, whose it is cannot be told, and the line says either's."""
+    path = database(tmp_path / "sessions.db", [saved(json.loads(EXAMPLE.read_text()), "s-1", "ann")])
+    writer = sqlite3.connect(path, isolation_level=None)
+    try:
+        writer.execute("BEGIN EXCLUSIVE")
+        assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    finally:
+        writer.close()
+    err = capsys.readouterr().err
+    assert f"cannot read {path} as {EITHER}: database is locked" in err and "Agents SDK session database" not in err
+    assert "retry when the app is idle" in err and err.count("\n") == 1, err
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 0
 
 
 def test_a_database_a_crashed_writer_left_a_journal_of_is_not_skipped_without_a_word(tmp_path, capsys):
@@ -245,7 +262,7 @@ def test_a_database_a_crashed_writer_left_a_journal_of_is_not_skipped_without_a_
     assert crashed.with_name("session.db-journal").exists()
     assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 1
     err = capsys.readouterr().err
-    assert f"cannot read {crashed} as a Google ADK session database" in err and err.count("\n") == 1, err
+    assert f"cannot read {crashed} as {EITHER}" in err and err.count("\n") == 1, err
 
 
 def test_a_database_s_sessions_come_one_at_a_time_in_one_order(tmp_path):

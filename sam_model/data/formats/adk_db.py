@@ -30,6 +30,8 @@ SAVE = ("or save each session as a .json with session.model_dump_json() (a sessi
 
 
 WHAT = "a Google ADK session database"
+# a file locked before its tables could be read: it may be the Agents SDK's as well (documents tests ADK's first)
+EITHER = "a session database (Google ADK's or the Agents SDK's)"
 SUFFIXES = (".db", ".sqlite", ".sqlite3")  # the names a folder's session databases are looked for by
 
 
@@ -44,7 +46,7 @@ def is_store(p: Path) -> bool:
         finally:
             con.close()
     except sqlite3.OperationalError as exc:  # locked by a writer: maybe a store, so not skipped without a word
-        raise SAMFileError(unread_database(p, exc, WHAT, SAVE)) from None
+        raise SAMFileError(unread_database(p, exc, EITHER)) from None
     except (OSError, sqlite3.Error):
         return False
 

@@ -448,8 +448,9 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
     except OSError as exc:
         raise SAMFileError(f"cannot read {p}: {exc}") from None
     if adk_db.is_database(head):  # an ADK session database: it was "not UTF-8 ... re-save the file as UTF-8"
-        # (an OpenAI Agents SDK SQLiteSession's database: it was "no Google ADK session database")
-        yield from agents_db.sessions(p) if agents_db.is_store(p) else adk_db.sessions(p)
+        # (an OpenAI Agents SDK SQLiteSession's database: it was "no Google ADK session database"). ADK's test
+        # first, as layouts does: it says a locked file may be either's (the Agents SDK's named every one its own)
+        yield from adk_db.sessions(p) if adk_db.is_store(p) or not agents_db.is_store(p) else agents_db.sessions(p)
         return
     if zstdexport.is_proto(head):  # format: proto, uncompressed: it was "not UTF-8 ... re-save the file as UTF-8"
         raise SAMFileError(f"{p} {zstdexport.PROTO}")
