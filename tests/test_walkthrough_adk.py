@@ -179,6 +179,12 @@ def test_a_folder_of_agents_reads_the_session_database_each_keeps(tmp_path):
     assert source_kind(tmp_path) == "transcripts"
     assert held_runs(layouts(tmp_path)) == "2 ADK session databases (.adk/session.db) (read by the adk reader)"
 
+# the tables an Agents SDK SQLiteSession creates (its messages' session_id a foreign key of its sessions table)
+SDK_SCHEMA = ("CREATE TABLE agent_sessions (session_id TEXT PRIMARY KEY);"
+              "CREATE TABLE agent_messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, "
+              "message_data TEXT NOT NULL, FOREIGN KEY (session_id) REFERENCES agent_sessions (session_id));")
+
+
 def test_a_folder_s_sqlite_files_are_each_tested_once(tmp_path, monkeypatch):
     """The folder was walked once for ADK's databases and again for the Agents SDK's, the Agents SDK's test opening
     the ADK stores too and the ADK test its stores twice: each file is tested once by the ADK test, and once by the
@@ -190,8 +196,9 @@ def test_a_folder_s_sqlite_files_are_each_tested_once(tmp_path, monkeypatch):
             con.execute("CREATE TABLE kv (k TEXT, v TEXT)")
     database(tmp_path / "session.db", [saved(json.loads(EXAMPLE.read_text()), "s-1", "ann")])
     with sqlite3.connect(tmp_path / "agents.db") as con:
-        con.execute("CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, session_id TEXT, message_data TEXT)")
-        con.execute("""INSERT INTO agent_messages VALUES (1, 'c1', '{"role": "user", "content": "hi"}')""")
+        con.executescript(SDK_SCHEMA)
+        con.execute("INSERT INTO agent_sessions (session_id) VALUES ('c1')")
+        con.execute("""INSERT INTO agent_messages (session_id, message_data) VALUES ('c1', '{"role": "user", "content": "hi"}')""")
     tested: list[str] = []
     for module in (adk_db, agents_db):
         monkeypatch.setattr(module, "is_store", lambda q, test=module.is_store, m=module.__name__.rsplit(".")[-1]: (
