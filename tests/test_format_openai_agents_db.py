@@ -210,3 +210,24 @@ def test_the_sdks_tables_are_told_by_their_schema_not_their_name(tmp_path):
     assert conv == {"id": "s1", "messages": ITEMS} and "table shop_items, session s1" in where
     events = list(iter_transcript_events(named))
     assert events == list(iter_transcript_events(_database(tmp_path / "default.db", {"s1": ITEMS}))) and events
+
+
+def test_a_log_of_conversations_beside_a_folder_s_database_is_not_left_out_without_a_word(tmp_path, capsys):
+    """A walkthrough's app kept its sessions in sessions.db and logged other conversations as {"id", "messages":
+    result.to_input_list()} lines in chats.jsonl beside it: the folder converted the database's sessions alone, the
+    log's 30 conversations left out without a word. The folder is refused naming the log and what to give."""
+    from sam_model.data import validate
+
+    (tmp_path / "app").mkdir()
+    _database(tmp_path / "app" / "sessions.db", {"conv-1": ITEMS})
+    log = tmp_path / "app" / "chats.jsonl"
+    log.write_text(json.dumps({"id": "conv-2", "messages": ITEMS}) + "\n")
+    assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert f"{log}" in err and "not read by the folder" in err and "give it as its own source" in err, err
+    assert err.count("\n") == 1
+    assert validate.main([str(tmp_path)]) == 2 and str(log) in capsys.readouterr().err
+    assert main([str(log), str(tmp_path / "o.jsonl")]) == 0  # as said: each its own source
+    (tmp_path / "app" / "notes.jsonl").write_text('{"note": "no conversation"}\n')  # no log of conversations: no run
+    log.unlink()
+    assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 0

@@ -180,7 +180,23 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     kinds["autogen"] = [*saved, *configs]
     kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or held or saved or kinds["adk-db"] or kinds["agents-db"] or (
         loose and headless_files(folder)) else loose
+    if kinds["agents-db"]:
+        _no_log_beside(folder, kinds["agents-db"], {q for files in kinds.values() for q in files} | set(claimed))
     return {kind: files for kind, files in kinds.items() if files}
+
+
+def _no_log_beside(folder: Path, databases: list[Path], named: Collection[Path]) -> None:
+    """Refuse a folder of Agents SDK session databases that also holds a log of conversations (``{"id",
+    "messages"}`` lines, as the README says to write a run's items), which no layout reads: a walkthrough's app folder
+    converted its sessions.db alone, the chats.jsonl beside it left out without a word. Given as its own source, it
+    is read (the same sessions in both are refused there as logged again, not counted twice)."""
+    logs = [q for q in sorted(folder.rglob("*.jsonl*")) if q.name.endswith((".jsonl", ".jsonl.gz")) and q not in named
+            and q.is_file() and _first_is(q, lambda d: isinstance(d, dict) and bool({"messages", "input", "items"} & d.keys()))]
+    if logs:
+        raise SAMFileError(f"{folder} holds {len(databases)} OpenAI Agents SDK session database(s) ({databases[0]}) and "
+                           f"{logs[0]}, a log of conversations not read by the folder{f' (and {len(logs) - 1} more)' if len(logs) > 1 else ''}: "
+                           f"give it as its own source (sam-data transcripts {logs[0]} OUT.jsonl; --data.train "
+                           f"'[{databases[0]}, {logs[0]}]'), or move it out of the folder")
 
 
 def eventless(folder: Path) -> str | None:
