@@ -231,3 +231,30 @@ def test_a_log_of_conversations_beside_a_folder_s_database_is_not_left_out_witho
     (tmp_path / "app" / "notes.jsonl").write_text('{"note": "no conversation"}\n')  # no log of conversations: no run
     log.unlink()
     assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 0
+
+
+def test_a_session_s_own_table_names_are_read(tmp_path, capsys):
+    """SQLiteSession(session_id, db_path, sessions_table=..., messages_table=...) keeps its items under the names
+    given (a walkthrough's claims desk database, "claims_messages"): its sessions read as the default table's would.
+    Two such tables are two apps': their sessions of one id were two conversations of that one name; they are named
+    by the table now."""
+    default = _database(tmp_path / "default.db", {"conv-1": ITEMS})
+    custom = tmp_path / "custom.db"
+    with sqlite3.connect(custom) as con:
+        for statement in SCHEMA:
+            con.execute(statement.replace("agent_", "claims_"))
+        con.executemany("INSERT INTO claims_messages (session_id, message_data) VALUES (?, ?)",
+                        [("conv-1", json.dumps(item)) for item in ITEMS])
+    con.close()
+    strip = lambda es: [(e["episode_id"], e["step"], e["kind"], e["text"]) for e in es]  # noqa: E731
+    assert strip(iter_transcript_events(custom)) == strip(iter_transcript_events(default))
+    assert main([str(custom), str(tmp_path / "o.jsonl")]) == 0
+    with sqlite3.connect(custom) as con:  # a second app's table beside it, the same session id
+        for statement in SCHEMA:
+            con.execute(statement.replace("agent_", "refunds_"))
+        con.executemany("INSERT INTO refunds_messages (session_id, message_data) VALUES (?, ?)",
+                        [("conv-1", json.dumps(item)) for item in ITEMS[:2]])
+    con.close()
+    events = list(iter_transcript_events(custom))
+    assert sorted({e["episode_id"] for e in events}) == ["claims_messages_conv-1", "refunds_messages_conv-1"]
+    assert len(events) > len(list(iter_transcript_events(default)))

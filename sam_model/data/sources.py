@@ -621,7 +621,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # whose session_id references a sessions table's is read; another app's agent_messages table without it is not (its
 # rows were refused as no items, or read as conversations). The SDK's databases of the default names convert byte for
 # byte; so do every other file, examples/logs and tests/fixtures.
-CONVERSION_VERSION = 189
+# 190: an Agents SDK session database of two messages tables (two apps' SQLiteSession(..., messages_table=...)) names
+# each table's sessions by the table and the id (claims_messages_conv-1), two apps' sessions of one id never read as
+# one. A database of one messages table, other files, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 190
 
 
 @dataclass(frozen=True)

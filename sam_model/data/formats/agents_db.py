@@ -62,21 +62,24 @@ def is_store(p: Path) -> bool:
 
 def sessions(p: Path) -> Iterator[tuple[Any, str]]:
     """(a session's conversation or the error reading it, where) for each session of each messages table (the
-    tables by name), in the order of their first items (ties by session id); a row whose message_data is no JSON object fails its session alone, naming the row.
-    One session's rows are held at a time: a database of years of sessions is read in the memory of its longest."""
+    tables by name), in the order of their first items (ties by session id); a row whose message_data is no JSON
+    object fails its session alone, naming the row. Two tables' sessions are two apps': where a file holds several,
+    a session is named by its table and id, never merged with another table's of its id. One session's rows are
+    held at a time: a database of years of sessions is read in the memory of its longest."""
     try:
         con = _open(p)
     except sqlite3.Error as exc:
         raise SAMFileError(f"cannot read {p} as {WHAT}: {exc}") from None
     try:
-        for table in tables(con):
+        found = tables(con)
+        for table in found:
             sids = [row[0] for row in con.execute(
                 f"SELECT session_id FROM {_quoted(table)} GROUP BY session_id ORDER BY MIN(id), session_id")]
             for sid in sids:
                 rows = con.execute(f"SELECT id, message_data FROM {_quoted(table)} WHERE session_id IS ? ORDER BY id",
                                    (sid,))
                 where = f"{p}: session {sid}" if table == TABLE else f"{p}: table {table}, session {sid}"
-                yield _session(sid, rows, where), where
+                yield _session(sid if len(found) == 1 else f"{table}_{sid}", rows, where), where
     except sqlite3.Error as exc:  # a writer's lock taken after is_store: the same advice
         raise SAMFileError(unread_database(p, exc, WHAT)) from None
     finally:
