@@ -12,6 +12,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from sam_model.data.transcripts import iter_transcript_events, main
 
 ITEMS = json.loads((Path(__file__).parent / "fixtures" / "openai_agents_items.json").read_text())
@@ -258,3 +260,25 @@ def test_a_session_s_own_table_names_are_read(tmp_path, capsys):
     events = list(iter_transcript_events(custom))
     assert sorted({e["episode_id"] for e in events}) == ["claims_messages_conv-1", "refunds_messages_conv-1"]
     assert len(events) > len(list(iter_transcript_events(default)))
+
+
+def test_what_is_refused_names_the_agents_sdk_database_too(tmp_path, capsys):
+    """An SQLite file of neither store, and a folder of no runs, were refused naming ADK's session databases alone,
+    as if an Agents SDK app's were not read: a walkthrough's user took their SQLiteSession database for unsupported.
+    Both name it (and the table it must hold)."""
+    from sam_model.data.sources import source_kind
+    from sam_model.io import SAMFileError
+
+    other = tmp_path / "app.db"
+    with sqlite3.connect(other) as con:
+        con.execute("CREATE TABLE orders (id TEXT)")
+    con.close()
+    assert main([str(other), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "no OpenAI Agents SDK session database (SQLiteSession)" in err and "message_data" in err, err
+    assert err.count("\n") == 1
+    (tmp_path / "empty").mkdir()
+    assert main([str(tmp_path / "empty"), str(tmp_path / "o.jsonl")]) == 1
+    assert "OpenAI Agents SDK session databases (SQLiteSession)" in capsys.readouterr().err
+    with pytest.raises(SAMFileError, match=r"OpenAI Agents SDK session databases \(SQLiteSession\)"):
+        source_kind(tmp_path / "empty")

@@ -682,7 +682,7 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
             "it nor session stores (Strands Agents' message_<N>.json, OpenHands' events/<N>.json) nor OpenHands V1 "
             "conversations (events/event-NNNNN-ID.json) nor Codex rollouts (rollout-*.jsonl) nor Claude Code session "
             "files (.jsonl) nor OTLP JSON files (OpenTelemetry spans) nor Pydantic AI histories, smolagents "
-            "memories, LlamaIndex chat histories or ADK sessions (.json) nor ADK session databases (.adk/session.db) under "
+            "memories, LlamaIndex chat histories or ADK sessions (.json) nor ADK session databases (.adk/session.db) nor OpenAI Agents SDK session databases (SQLiteSession) under "
             "it nor OpenHands .json trajectories or AutoGen saved states in it; "
             "give an agent log, a transcript file, an "
             "SGD split folder, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "

@@ -83,8 +83,9 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
         if not KEYS <= found:  # no events table, or another app's (its own columns): no ADK session database
             raise SAMFileError(f"{p}: an SQLite database without " + ("an 'events' table" if not found else
                                "ADK's 'events' table (its events lack " + ", ".join(sorted(KEYS - found)) + ")")
-                               + ", so no Google ADK session database (the transcript formats sam-data transcripts "
-                               "reads: sam-data formats)")
+                               + ", so no Google ADK session database, nor a table of id, session_id and message_data, so "
+                               "no OpenAI Agents SDK session database (SQLiteSession) (the transcript formats sam-data "
+                               "transcripts reads: sam-data formats)")
         if not COLUMNS <= found:
             raise SAMFileError(f"{p}: a Google ADK session database of the schema before event_data (its events "
                                f"lack {', '.join(sorted(COLUMNS - found))}): migrate it with adk migrate session "

@@ -834,7 +834,7 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl), OTLP JSON files (an OpenTelemetry "
             "collector's file exporter), OpenHands .json trajectories, AutoGen saved states, smolagents memories, "
             "LlamaIndex chat histories, ADK sessions or Pydantic AI histories (.json, one a conversation), ADK session "
-            "databases (.adk/session.db); give "
+            "databases (.adk/session.db), OpenAI Agents SDK session databases (SQLiteSession); give "
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
     _check_forced(folder, found, format)
