@@ -282,3 +282,15 @@ def test_what_is_refused_names_the_agents_sdk_database_too(tmp_path, capsys):
     assert "OpenAI Agents SDK session databases (SQLiteSession)" in capsys.readouterr().err
     with pytest.raises(SAMFileError, match=r"OpenAI Agents SDK session databases \(SQLiteSession\)"):
         source_kind(tmp_path / "empty")
+
+
+def test_sam_data_formats_says_how_an_agents_sdk_app_s_conversations_are_given(capsys):
+    """sam-data formats, where the README sends a user to find their format, listed the responses reader's request
+    lines alone: an Agents SDK user found neither their result.to_input_list() lines nor their SQLiteSession
+    database there (a walkthrough's)."""
+    from sam_model.data.cli import main as sam_data
+
+    assert sam_data(["formats"]) == 0
+    out = capsys.readouterr().out
+    block = out[out.index("\nresponses "):out.index("\notel ")]
+    assert "result.to_input_list()" in block and "SQLiteSession database" in block, block

@@ -68,7 +68,9 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            '.jsonl of {"id", "system"?, "messages"} lines, or a .json list', anthropic.to_chat, anthropic.sniff),
     Format("responses", "OpenAI Responses API items (function_call / function_call_output)",
            '.jsonl of {"id", "instructions"?, "input", "output"} (or "items") lines, or a .json list; lines '
-           'chained by "previous_response_id" (a request a line) are one conversation',
+           'chained by "previous_response_id" (a request a line) are one conversation; an OpenAI Agents SDK run\'s '
+           'items, {"id", "instructions"?, "messages": result.to_input_list()} lines, or its SQLiteSession database '
+           '(.db, each session a conversation)',
            responses.to_chat, responses.sniff),
     Format("otel", "OpenTelemetry GenAI spans, OTLP JSON (semantic conventions v1.37+)",
            '.json {"resourceSpans": [...]}, or the collector file exporter\'s lines of them (.jsonl, .json or no '
