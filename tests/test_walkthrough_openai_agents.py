@@ -107,3 +107,30 @@ def test_the_recipe_end_to_end_on_a_desks_sessions(tmp_path, monkeypatch, capsys
     assert plan[1]["policy"] in out, out
     assert sam_recall_tool(memory, user_id="someone.else@example.com", agent_id="claims") is not None
     assert memory.get_all(user_id="someone.else@example.com", agent_id="claims", limit=None)["results"] == []
+
+
+def test_an_advanced_session_s_branches_are_each_a_conversation(tmp_path):
+    """AdvancedSQLiteSession keeps its branches in one agent_messages table (a branch from a turn shares the items
+    before it, listed in message_structure): the database read as one conversation of all its rows, the branch's
+    rewritten question after the original's answer, as if the traveller had said both. Each branch reads as its
+    get_items() lists it."""
+    from agents import Runner
+    from agents.extensions.memory.advanced_sqlite_session import AdvancedSQLiteSession
+
+    from sam_model.data.formats import agents_db
+
+    async def branched() -> dict[str, list]:
+        session = AdvancedSQLiteSession(session_id="c1", db_path=str(tmp_path / "adv.db"), create_tables=True)
+        agent = agents(scripted(["Hello.", "It is open.", "It is approved."]))
+        for text in ("I lost my bag.", "Is claim CLM-1 open?"):
+            await Runner.run(agent, text, session=session)
+        branch = await session.create_branch_from_turn(2)
+        await Runner.run(agent, "Is claim CLM-1 approved?", session=session)
+        want = {f"c1_{branch}": await session.get_items()}
+        await session.switch_to_branch("main")
+        return {"c1": await session.get_items(), **want}
+
+    want = asyncio.run(branched())
+    assert {doc["id"]: doc["messages"] for doc, _ in agents_db.sessions(tmp_path / "adv.db")} == want
+    texts = [e["text"] for e in iter_transcript_events(tmp_path / "adv.db", allow_empty=True)]
+    assert texts.count("I lost my bag.") == 2 and texts.count("Is claim CLM-1 open?") == 1

@@ -624,7 +624,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 190: an Agents SDK session database of two messages tables (two apps' SQLiteSession(..., messages_table=...)) names
 # each table's sessions by the table and the id (claims_messages_conv-1), two apps' sessions of one id never read as
 # one. A database of one messages table, other files, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 190
+# 191: an Agents SDK AdvancedSQLiteSession database (its message_structure table) reads a conversation a branch, in
+# its sequence order (all its rows were one conversation, a branch's rewritten turn after the original's). Databases
+# without message_structure, other files, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 191
 
 
 @dataclass(frozen=True)

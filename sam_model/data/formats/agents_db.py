@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from sam_model.io import SAMFileError
 
 TABLE = "agent_messages"  # SQLiteSession's default messages_table
 COLUMNS = {"id", "session_id", "message_data"}
+STRUCTURE = {"session_id", "message_id", "branch_id", "sequence_number"}  # AdvancedSQLiteSession's branches
 WHAT = "an OpenAI Agents SDK session database"
 
 
@@ -60,26 +62,66 @@ def is_store(p: Path) -> bool:
         return False
 
 
+def _branches(con: sqlite3.Connection, table: str) -> Iterator[tuple[Any, str, Iterator[tuple[Any, Any]]]]:
+    """(name, where, rows) for an AdvancedSQLiteSession database's conversations, a branch each: its
+    ``message_structure`` lists each branch's items in order (a branch from a turn shares the items before it), and
+    all the rows read as one conversation merged a branch's rewritten turn into the original's, as if the user had
+    said both (a walkthrough's). The main branch is named by the session id, another by the id and the branch, in
+    the order of their first structure rows; items of no branch (a plain SQLiteSession's rows beside) end their
+    session's main branch, or are read as a plain session after the branches. One branch's rows are read at a time."""
+    t = _quoted(table)
+    loose = f"FROM {t} WHERE id NOT IN (SELECT message_id FROM message_structure)"
+    stray = [row[0] for row in con.execute(
+        f"SELECT session_id {loose} GROUP BY session_id ORDER BY MIN(id), session_id")]
+    pairs = con.execute(f"SELECT s.session_id, s.branch_id FROM message_structure s JOIN {t} m ON m.id = s.message_id "
+                        "GROUP BY s.session_id, s.branch_id ORDER BY MIN(s.id), s.session_id, s.branch_id").fetchall()
+    mains, strays = {sid for sid, branch in pairs if branch == "main"}, set(stray)
+    where = "" if table == TABLE else f"table {table}, "
+    for sid, branch in pairs:
+        rows: Iterator[tuple[Any, Any]] = con.execute(
+            f"SELECT m.id, m.message_data FROM {t} m JOIN message_structure s ON m.id = s.message_id "
+            "WHERE s.session_id IS ? AND s.branch_id IS ? ORDER BY s.sequence_number, s.id", (sid, branch))
+        if branch == "main" and sid in strays:
+            rows = chain(rows, con.execute(f"SELECT id, message_data {loose} AND session_id IS ? ORDER BY id", (sid,)))
+        name = sid if branch == "main" else f"{sid}_{branch}"
+        yield name, f"{where}session {name}", rows
+    for sid in stray:
+        if sid not in mains:
+            rows = con.execute(f"SELECT id, message_data {loose} AND session_id IS ? ORDER BY id", (sid,))
+            yield sid, f"{where}session {sid}", rows
+
+
+def _plain(con: sqlite3.Connection, found: list[str]) -> Iterator[tuple[Any, str, Iterator[tuple[Any, Any]]]]:
+    """(name, where, rows) for each session of each messages table (the tables by name), in the order of their
+    first items (ties by session id). Two tables' sessions are two apps': where a file holds several, a session is
+    named by its table and id, never merged with another table's of its id. One session's rows are read at a time."""
+    for table in found:
+        t = _quoted(table)
+        sids = [row[0] for row in con.execute(
+            f"SELECT session_id FROM {t} GROUP BY session_id ORDER BY MIN(id), session_id")]
+        for sid in sids:
+            rows = con.execute(f"SELECT id, message_data FROM {t} WHERE session_id IS ? ORDER BY id", (sid,))
+            where = f"session {sid}" if table == TABLE else f"table {table}, session {sid}"
+            yield (sid if len(found) == 1 else f"{table}_{sid}"), where, rows
+
+
 def sessions(p: Path) -> Iterator[tuple[Any, str]]:
-    """(a session's conversation or the error reading it, where) for each session of each messages table (the
-    tables by name), in the order of their first items (ties by session id); a row whose message_data is no JSON
-    object fails its session alone, naming the row. Two tables' sessions are two apps': where a file holds several,
-    a session is named by its table and id, never merged with another table's of its id. One session's rows are
-    held at a time: a database of years of sessions is read in the memory of its longest."""
+    """(a session's conversation or the error reading it, where) for each session (each branch of an
+    AdvancedSQLiteSession's), in a stable order; a row whose message_data is no JSON object fails its session alone,
+    naming the row. One session's rows are held at a time: a database of years of sessions is read in the memory of
+    its longest."""
     try:
         con = _open(p)
     except sqlite3.Error as exc:
         raise SAMFileError(f"cannot read {p} as {WHAT}: {exc}") from None
     try:
         found = tables(con)
-        for table in found:
-            sids = [row[0] for row in con.execute(
-                f"SELECT session_id FROM {_quoted(table)} GROUP BY session_id ORDER BY MIN(id), session_id")]
-            for sid in sids:
-                rows = con.execute(f"SELECT id, message_data FROM {_quoted(table)} WHERE session_id IS ? ORDER BY id",
-                                   (sid,))
-                where = f"{p}: session {sid}" if table == TABLE else f"{p}: table {table}, session {sid}"
-                yield _session(sid if len(found) == 1 else f"{table}_{sid}", rows, where), where
+        if len(found) == 1 and STRUCTURE <= {row[1] for row in con.execute("PRAGMA table_info(message_structure)")}:
+            conversations = _branches(con, found[0])
+        else:
+            conversations = _plain(con, found)
+        for name, where, rows in conversations:
+            yield _session(name, rows, f"{p}: {where}"), f"{p}: {where}"
     except sqlite3.Error as exc:  # a writer's lock taken after is_store: the same advice
         raise SAMFileError(unread_database(p, exc, WHAT)) from None
     finally:
