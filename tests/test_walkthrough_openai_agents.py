@@ -17,7 +17,10 @@ if importlib.util.find_spec("agents") is None:
     pytest.skip("openai-agents is not installed (pip install openai-agents; run with its environment)",
                 allow_module_level=True)
 
+from agents import set_tracing_disabled  # noqa: E402
 from oai_claims import agents, plans, run, scripted, write  # noqa: E402
+
+set_tracing_disabled(True)  # no trace export attempted (no network)
 
 from sam_model.data.transcripts import ImportReport, iter_transcript_events  # noqa: E402
 
@@ -113,7 +116,7 @@ def test_an_advanced_session_s_branches_are_each_a_conversation(tmp_path):
     """AdvancedSQLiteSession keeps its branches in one agent_messages table (a branch from a turn shares the items
     before it, listed in message_structure): the database read as one conversation of all its rows, the branch's
     rewritten question after the original's answer, as if the traveller had said both. Each branch reads as its
-    get_items() lists it."""
+    get_items() lists it, the branches of a session in one group (one split)."""
     from agents import Runner
     from agents.extensions.memory.advanced_sqlite_session import AdvancedSQLiteSession
 
@@ -132,5 +135,8 @@ def test_an_advanced_session_s_branches_are_each_a_conversation(tmp_path):
 
     want = asyncio.run(branched())
     assert {doc["id"]: doc["messages"] for doc, _ in agents_db.sessions(tmp_path / "adv.db")} == want
-    texts = [e["text"] for e in iter_transcript_events(tmp_path / "adv.db", allow_empty=True)]
+    events = list(iter_transcript_events(tmp_path / "adv.db", allow_empty=True))
+    texts = [e["text"] for e in events]
     assert texts.count("I lost my bag.") == 2 and texts.count("Is claim CLM-1 open?") == 1
+    # the branches share their first turns, so they share a split (one group: the session)
+    assert {e.get("meta", {}).get("group", e["episode_id"]) for e in events} == {"c1"}

@@ -627,7 +627,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 191: an Agents SDK AdvancedSQLiteSession database (its message_structure table) reads a conversation a branch, in
 # its sequence order (all its rows were one conversation, a branch's rewritten turn after the original's). Databases
 # without message_structure, other files, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 191
+# 192: an AdvancedSQLiteSession's branches of one session are one group (one split), as they share their first turns
+# (191 could put a branch in test and its session in train). Everything else converts byte for byte.
+CONVERSION_VERSION = 192
 
 
 @dataclass(frozen=True)

@@ -62,13 +62,14 @@ def is_store(p: Path) -> bool:
         return False
 
 
-def _branches(con: sqlite3.Connection, table: str) -> Iterator[tuple[Any, str, Iterator[tuple[Any, Any]]]]:
-    """(name, where, rows) for an AdvancedSQLiteSession database's conversations, a branch each: its
+def _branches(con: sqlite3.Connection, table: str) -> Iterator[tuple[Any, Any, str, Iterator[tuple[Any, Any]]]]:
+    """(name, group, where, rows) for an AdvancedSQLiteSession database's conversations, a branch each: its
     ``message_structure`` lists each branch's items in order (a branch from a turn shares the items before it), and
     all the rows read as one conversation merged a branch's rewritten turn into the original's, as if the user had
     said both (a walkthrough's). The main branch is named by the session id, another by the id and the branch, in
     the order of their first structure rows; items of no branch (a plain SQLiteSession's rows beside) end their
-    session's main branch, or are read as a plain session after the branches. One branch's rows are read at a time."""
+    session's main branch, or are read as a plain session after the branches. A session's branches are its group:
+    they share a split, as they share their first turns. One branch's rows are read at a time."""
     t = _quoted(table)
     loose = f"FROM {t} WHERE id NOT IN (SELECT message_id FROM message_structure)"
     stray = [row[0] for row in con.execute(
@@ -84,15 +85,15 @@ def _branches(con: sqlite3.Connection, table: str) -> Iterator[tuple[Any, str, I
         if branch == "main" and sid in strays:
             rows = chain(rows, con.execute(f"SELECT id, message_data {loose} AND session_id IS ? ORDER BY id", (sid,)))
         name = sid if branch == "main" else f"{sid}_{branch}"
-        yield name, f"{where}session {name}", rows
+        yield name, sid, f"{where}session {name}", rows
     for sid in stray:
         if sid not in mains:
             rows = con.execute(f"SELECT id, message_data {loose} AND session_id IS ? ORDER BY id", (sid,))
-            yield sid, f"{where}session {sid}", rows
+            yield sid, sid, f"{where}session {sid}", rows
 
 
-def _plain(con: sqlite3.Connection, found: list[str]) -> Iterator[tuple[Any, str, Iterator[tuple[Any, Any]]]]:
-    """(name, where, rows) for each session of each messages table (the tables by name), in the order of their
+def _plain(con: sqlite3.Connection, found: list[str]) -> Iterator[tuple[Any, Any, str, Iterator[tuple[Any, Any]]]]:
+    """(name, group, where, rows) for each session of each messages table (the tables by name), in the order of their
     first items (ties by session id). Two tables' sessions are two apps': where a file holds several, a session is
     named by its table and id, never merged with another table's of its id. One session's rows are read at a time."""
     for table in found:
@@ -102,7 +103,8 @@ def _plain(con: sqlite3.Connection, found: list[str]) -> Iterator[tuple[Any, str
         for sid in sids:
             rows = con.execute(f"SELECT id, message_data FROM {t} WHERE session_id IS ? ORDER BY id", (sid,))
             where = f"session {sid}" if table == TABLE else f"table {table}, session {sid}"
-            yield (sid if len(found) == 1 else f"{table}_{sid}"), where, rows
+            name = sid if len(found) == 1 else f"{table}_{sid}"
+            yield name, name, where, rows
 
 
 def sessions(p: Path) -> Iterator[tuple[Any, str]]:
@@ -120,8 +122,9 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
             conversations = _branches(con, found[0])
         else:
             conversations = _plain(con, found)
-        for name, where, rows in conversations:
-            yield _session(name, rows, f"{p}: {where}"), f"{p}: {where}"
+        for name, group, where, rows in conversations:
+            doc = _session(name, rows, f"{p}: {where}")
+            yield ({**doc, "group": group} if isinstance(doc, dict) and group != name else doc), f"{p}: {where}"
     except sqlite3.Error as exc:  # a writer's lock taken after is_store: the same advice
         raise SAMFileError(unread_database(p, exc, WHAT)) from None
     finally:
