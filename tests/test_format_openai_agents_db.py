@@ -294,3 +294,62 @@ def test_sam_data_formats_says_how_an_agents_sdk_app_s_conversations_are_given(c
     out = capsys.readouterr().out
     block = out[out.index("\nresponses "):out.index("\notel ")]
     assert "result.to_input_list()" in block and "SQLiteSession database" in block, block
+
+
+STRUCTURE = ("CREATE TABLE message_structure (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, "
+             "message_id INTEGER NOT NULL, branch_id TEXT NOT NULL DEFAULT 'main', message_type TEXT NOT NULL, "
+             "sequence_number INTEGER NOT NULL)")  # AdvancedSQLiteSession's, the columns read
+
+
+def _peak(read) -> tuple[object, int]:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        out = read()
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_two_tables_and_branches_are_read_a_session_and_a_branch_at_a_time(tmp_path):
+    """The reader of custom tables and AdvancedSQLiteSession's branches fetched every row at once, as the reader
+    before one session at a time did: a database of years of sessions in memory. Each table's sessions and each
+    branch are read alone now, in the same order (a table's, the default first, by first item; branches by their
+    first structure row, each in its sequence), rows of no branch ending their session's main branch, a session's
+    branches in its group."""
+    from sam_model.data.formats import agents_db
+
+    text = "x" * 20_000
+    tables = tmp_path / "tables.db"
+    with sqlite3.connect(tables) as con:
+        for prefix in ("refunds_", "agent_"):
+            for statement in SCHEMA:
+                con.execute(statement.replace("agent_", prefix))
+            con.executemany(f"INSERT INTO {prefix}messages (session_id, message_data) VALUES (?, ?)",
+                            [(f"s{299 - i}", json.dumps({"role": "user", "content": text})) for i in range(300)])
+    con.close()
+    ids, peak = _peak(lambda: [doc["id"] for doc, _ in agents_db.sessions(tables)])
+    assert ids == [f"{t}_s{299 - i}" for t in ("agent_messages", "refunds_messages") for i in range(300)]
+    assert peak < 3_000_000, peak  # the database is 12 MB
+
+    branched = tmp_path / "branched.db"
+    with sqlite3.connect(branched) as con:
+        con.execute(SCHEMA[1])
+        con.execute(STRUCTURE)
+        for i in range(300):  # each session: a turn, a branch ("b") rewriting it, the main branch's items listed last
+            mid = con.execute("INSERT INTO agent_messages (session_id, message_data) VALUES (?, ?)",
+                              (f"s{i}", json.dumps({"role": "user", "content": f"{i} {text}"}))).lastrowid
+            alt = con.execute("INSERT INTO agent_messages (session_id, message_data) VALUES (?, ?)",
+                              (f"s{i}", json.dumps({"role": "user", "content": f"b{i}"}))).lastrowid
+            con.executemany("INSERT INTO message_structure (session_id, message_id, branch_id, message_type, "
+                            "sequence_number) VALUES (?, ?, ?, 'user', ?)",
+                            [(f"s{i}", alt, "b", 1), (f"s{i}", mid, "b", 0), (f"s{i}", mid, "main", 0)])
+        stray = con.execute("INSERT INTO agent_messages (session_id, message_data) VALUES ('s0', ?)",
+                            (json.dumps({"role": "user", "content": "no branch"}),)).lastrowid
+    con.close()
+    docs, peak = _peak(lambda: [(doc["id"], doc.get("group"), [m["content"][:2] for m in doc["messages"]])
+                                for doc, _ in agents_db.sessions(branched)])
+    assert docs[:3] == [("s0_b", "s0", ["0 ", "b0"]), ("s0", None, ["0 ", "no"]), ("s1_b", "s1", ["1 ", "b1"])]
+    assert len(docs) == 600 and stray > 600
+    assert peak < 3_000_000, peak  # each session's branches hold its first turn: the database's items read 12 MB
