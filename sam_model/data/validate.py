@@ -224,12 +224,12 @@ def _document(p: Path) -> str | None:
     "invalid JSON" on line 1, before it could be told what it is. Its transcript format is the one ``sam-data
     transcripts`` reads it as (for a ``.json``, its reader's own verdict); a document of events says how to write
     them as lines."""
-    from sam_model.data.formats import adk_db
     from sam_model.data.formats.base import TranscriptFormatError
     from sam_model.data.formats.files import conversations, document_format, parse
+    from sam_model.data.formats.sqlitestores import is_sqlite
     from sam_model.data.reader import open_log_binary
 
-    if adk_db.is_sqlite(p):  # it was "not UTF-8 ... re-save the file as UTF-8"
+    if is_sqlite(p):  # it was "not UTF-8 ... re-save the file as UTF-8"
         return (f"{p}: an SQLite database, not an agent log: a Google ADK or OpenAI Agents SDK session "
                 f"database (sessions.db) is converted with `sam-data transcripts {p} OUT.jsonl` (train.py and "
                 "evaluate.py take it as it is)")

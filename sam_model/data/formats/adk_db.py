@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.formats.base import TranscriptFormatError, unread_database
+from sam_model.data.formats.sqlitestores import holds, read_only
 from sam_model.io import SAMFileError
 
-MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 COLUMNS = {"id", "app_name", "user_id", "session_id", "invocation_id", "timestamp", "event_data"}
 KEYS = {"app_name", "user_id", "session_id"}  # what every ADK schema's events hold, the one before event_data too
 SAVE = ("or save each session as a .json with session.model_dump_json() (a session service's get_session) and "
@@ -32,37 +32,11 @@ SAVE = ("or save each session as a .json with session.model_dump_json() (a sessi
 WHAT = "a Google ADK session database"
 # a file locked before its tables could be read: it may be the Agents SDK's as well (documents tests ADK's first)
 EITHER = "a session database (Google ADK's or the Agents SDK's)"
-SUFFIXES = (".db", ".sqlite", ".sqlite3")  # the names a folder's session databases are looked for by
 
 
 def is_store(p: Path) -> bool:
     """An SQLite file holding ADK's events table (a folder's other databases are no runs, not errors)."""
-    try:
-        if not is_sqlite(p):
-            return False
-        con = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            return COLUMNS <= _columns(con, "events")
-        finally:
-            con.close()
-    except sqlite3.OperationalError as exc:  # locked by a writer: maybe a store, so not skipped without a word
-        raise SAMFileError(unread_database(p, exc, EITHER)) from None
-    except (OSError, sqlite3.Error):
-        return False
-
-
-def is_database(head: bytes) -> bool:
-    """A file whose first bytes are SQLite's header."""
-    return head.startswith(MAGIC)
-
-
-def is_sqlite(p: Path) -> bool:
-    """A file that opens with SQLite's header (one that cannot be read: no, its reader names the fault)."""
-    try:
-        with open(p, "rb") as fh:
-            return is_database(fh.read(len(MAGIC)))
-    except OSError:
-        return False
+    return holds(p, lambda con: COLUMNS <= _columns(con, "events"), EITHER)
 
 
 def _columns(con: sqlite3.Connection, table: str) -> set[str]:
@@ -75,7 +49,7 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
     is refused in one line saying what to give. One session's rows are held at a time: a database of years of
     sessions is read in the memory of its longest."""
     try:
-        con = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+        con = read_only(p)
     except sqlite3.Error as exc:
         raise SAMFileError(f"cannot read {p} as an SQLite database: {exc}") from None
     try:

@@ -22,16 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.formats.base import TranscriptFormatError, unread_database
+from sam_model.data.formats.sqlitestores import holds, read_only
 from sam_model.io import SAMFileError
 
 TABLE = "agent_messages"  # SQLiteSession's default messages_table
 COLUMNS = {"id", "session_id", "message_data"}
 STRUCTURE = {"session_id", "message_id", "branch_id", "sequence_number"}  # AdvancedSQLiteSession's branches
 WHAT = "an OpenAI Agents SDK session database"
-
-
-def _open(p: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
 
 
 def tables(con: sqlite3.Connection) -> list[str]:
@@ -50,16 +47,7 @@ def _quoted(name: str) -> str:
 
 def is_store(p: Path) -> bool:
     """An SQLite file holding the SDK's messages table (a folder's other databases are no runs)."""
-    try:
-        con = _open(p)
-        try:
-            return bool(tables(con))
-        finally:
-            con.close()
-    except sqlite3.OperationalError as exc:  # locked by a writer: maybe a store, so not skipped without a word
-        raise SAMFileError(unread_database(p, exc, WHAT)) from None
-    except (OSError, sqlite3.Error):
-        return False
+    return holds(p, lambda con: bool(tables(con)), WHAT)
 
 
 def _branches(con: sqlite3.Connection, table: str) -> Iterator[tuple[Any, Any, str, Iterator[tuple[Any, Any]]]]:
@@ -113,7 +101,7 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
     naming the row. One session's rows are held at a time: a database of years of sessions is read in the memory of
     its longest."""
     try:
-        con = _open(p)
+        con = read_only(p)
     except sqlite3.Error as exc:
         raise SAMFileError(f"cannot read {p} as {WHAT}: {exc}") from None
     try:

@@ -64,6 +64,7 @@ from sam_model.data.formats import (
     responses,
     sessions,
     smolagents,
+    sqlitestores,
     swe_agent,
     tau2,
     zstdexport,
@@ -167,7 +168,7 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     # OpenAI Agents SDK app's SQLiteSession databases likewise (any .db, .sqlite or .sqlite3 holding its messages table: agents_db.tables):
     # a folder of agents was "a folder without ..." where its conversations were. One walk for both, each file
     # opened by each test once (a walk each: the Agents SDK's test opened the ADK stores too, the ADK test its twice)
-    databases = sorted(q for q in folder.rglob("*") if q.suffix in adk_db.SUFFIXES and q not in claimed
+    databases = sorted(q for q in folder.rglob("*") if q.suffix in sqlitestores.SUFFIXES and q not in claimed
                        and q.is_file())
     adk_stores = {q for q in databases if adk_db.is_store(q)}
     kinds["adk-db"] = [q for q in databases if q in adk_stores]
@@ -463,7 +464,7 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
             head = fh.read(16)
     except OSError as exc:
         raise SAMFileError(f"cannot read {p}: {exc}") from None
-    if adk_db.is_database(head):  # an ADK session database: it was "not UTF-8 ... re-save the file as UTF-8"
+    if sqlitestores.is_database(head):  # an ADK session database: it was "not UTF-8 ... re-save the file as UTF-8"
         # (an OpenAI Agents SDK SQLiteSession's database: it was "no Google ADK session database"). ADK's test
         # first, as layouts does: it says a locked file may be either's (the Agents SDK's named every one its own)
         yield from adk_db.sessions(p) if adk_db.is_store(p) or not agents_db.is_store(p) else agents_db.sessions(p)
@@ -1251,7 +1252,7 @@ def is_transcript_file(path: str | Path) -> bool:
         return False
     if name.endswith((".json", ".traj")):
         return True
-    if adk_db.is_sqlite(p):  # an ADK session database (sessions.db): its sessions are conversations
+    if sqlitestores.is_sqlite(p):  # an ADK session database (sessions.db): its sessions are conversations
         return True
     if _EXPORTER_NAME.fullmatch(p.name):
         return _zstd(p) or (_names_spans(p) and _first_is(p, otel.is_otlp))

@@ -1,0 +1,53 @@
+"""What the readers of agent frameworks' SQLite session databases share (Google ADK's, adk_db; the OpenAI Agents
+SDK's, agents_db): telling an SQLite file by its header, opening it read-only, and asking whether it holds a
+reader's tables, where a writer's lock is said, not taken for "no store". Each reader wrote its own: the Agents SDK's
+never checked the header, and each caught the lock apart."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from sam_model.data.formats.base import unread_database
+from sam_model.io import SAMFileError
+
+MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+SUFFIXES = (".db", ".sqlite", ".sqlite3")  # the names a folder's session databases are looked for by
+
+
+def is_database(head: bytes) -> bool:
+    """A file whose first bytes are SQLite's header."""
+    return head.startswith(MAGIC)
+
+
+def is_sqlite(p: Path) -> bool:
+    """A file that opens with SQLite's header (one that cannot be read: no, its reader names the fault)."""
+    try:
+        with open(p, "rb") as fh:
+            return is_database(fh.read(len(MAGIC)))
+    except OSError:
+        return False
+
+
+def read_only(p: Path) -> sqlite3.Connection:
+    """``p`` opened read-only (a running app's database is never written)."""
+    return sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+
+
+def holds(p: Path, test: Callable[[sqlite3.Connection], bool], what: str) -> bool:
+    """Whether ``p`` is an SQLite file whose tables pass ``test`` (a folder's other databases are no runs, not
+    errors); a file a writer holds locked is refused naming ``what`` it may be: skipped, its sessions were dropped
+    without a word."""
+    try:
+        if not is_sqlite(p):
+            return False
+        con = read_only(p)
+        try:
+            return test(con)
+        finally:
+            con.close()
+    except sqlite3.OperationalError as exc:  # locked by a writer: maybe a store, so not skipped without a word
+        raise SAMFileError(unread_database(p, exc, what)) from None
+    except (OSError, sqlite3.Error):
+        return False
