@@ -244,3 +244,18 @@ def test_a_retry_after_pop_item_stores_the_users_message_once(tmp_path):
     texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
     assert texts == ["Refund my order A-77.", "Refunded.", "Sorry, order A-77 cannot be refunded.",
                      "Refund my order A-77.", "Done."], texts
+
+
+def test_a_recall_of_one_memory_is_stored_as_one(tmp_path):
+    """The marker counts as English does, one text with smolagents' (integrations.scopes.recalled): the session's
+    own said "[1 memories recalled: stored already]"."""
+    memory = ScopedMemory(HashingEncoder(64))
+    _run(memory, "mia", "A-77", tmp_path, [_call("lookup_order", {"order_id": "A-77"}, 1), _say("Done.")],
+         [lookup_order])
+    recall = sam_recall_tool(memory, user_id="mia", agent_id="shop", k=1)
+    session = SAMSession(SQLiteSession("mia-2", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    agent = Agent(name="Shop", instructions="Help.", tools=[recall],
+                  model=Scripted([_call("recall_memory", {"query": "order"}, 5), _say("Your order A-77.")]))
+    asyncio.run(Runner.run(agent, "Which order was mine?", session=session))
+    texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+    assert any("[1 memory recalled: stored already]" in t for t in texts), texts

@@ -70,16 +70,13 @@ if not hasattr(smolagents, "AgentMemory"):  # before 1.8: agent.logs, no agent.m
 
 from sam_model.data.formats.smolagents import step_kind, to_chat
 from sam_model.integrations.fitting import cut_as_importer
-from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
+from sam_model.integrations.scopes import fixed_scopes, numbered, recalled, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
 log = logging.getLogger(__name__)
 
 NOTHING = "No memories found."
-# what the step callbacks store in place of a recall's text (the memories are the store's already: stored again as
-# the tool's observation, each recall copied them into the bank and its training data under a new step)
-RECALLED = "[{n} recalled: stored already]"
 # each user's last recalls of a store, looked for in the steps its callbacks read (a recall is a step's, or a managed
 # agent's run's), for the store's last USERS users recalling: kept for the whole store, 64 recalls of other users
 # made while a user's step ran pushed that user's out, and it was stored again. Kept as digests of their lines (a
@@ -98,7 +95,7 @@ def _digest(lines: list[str]) -> bytes:
 def _recalled(memory: ScopedMemory, user_id: str | None, text: str, n: int, tool: str) -> None:
     """Keep ``text``, the output of the recall tool named ``tool``, ``n`` memories of ``user_id``'s (None: no
     user's), for the callbacks of ``memory`` to leave out."""
-    marker = RECALLED.format(n=f"{n} memory" if n == 1 else f"{n} memories")
+    marker = recalled(n)
     lines = text.strip().split("\n")
     with _recalls_lock:
         users = _recalls.setdefault(memory, OrderedDict())
