@@ -785,3 +785,58 @@ def test_a_tool_calling_steps_words_come_from_its_message_only_where_smolagents_
             "observations": "Ann", "observations_images": None, "action_output": None}
     chat = to_chat([{"task": "look ann up", "task_images": None}, step])
     assert chat.messages[1]["content"] is None and chat.messages[1]["tool_calls"][0]["id"] == "call_1"
+
+
+@pytest.mark.parametrize("code, expected", [
+    # a call in a branch of a pass: made on some passes only, which the log does not say: its item unknown
+    ('for rid in ["AB12CD", "EF34GH"]:\n    if rid == "AB12CD":\n        get_user(rid)', [{}, {}]),
+    # so is a name the pass binds (the same each pass or not), but after the branch the pass's values are known
+    ('for rid in ["AB12CD", "EF34GH"]:\n    uid = "ann"\n    if rid:\n        cancel(rid, uid, "x")\n    get_user(rid)',
+     [{"reason": "x"}, {"user_id": "AB12CD"}, {"reason": "x"}, {"user_id": "EF34GH"}]),
+    ('for rid in ["AB12CD", "EF34GH"]:\n    try:\n        get_user(rid)\n    except Exception:\n'
+     '        cancel(rid, "ann", "x")', [{"user_id": "AB12CD"}, {"user_id": "ann", "reason": "x"},
+                                       {"user_id": "EF34GH"}, {"user_id": "ann", "reason": "x"}]),
+    ('for rid in ["AB12CD", "EF34GH"]:\n    x = get_user(rid) if rid > "B" else None', [{}, {}]),
+    ('for rid in ["AB12CD", "EF34GH"]:\n    ok = rid > "B" and get_user(rid)', [{}, {}]),
+    ('for i in range(2):\n    match i:\n        case 0:\n            get_user(i)', [{}, {}]),
+    ('for rid in ["AB12CD"]:\n    look = lambda: get_user(rid)', [{}]),
+    # outside the branch, or outside a loop, the values stay known
+    ('for rid in ["AB12CD", "EF34GH"]:\n    if rid == "AB12CD":\n        print(rid)\n    get_user(rid)',
+     [{"user_id": "AB12CD"}, {"user_id": "EF34GH"}]),
+    ('rid = "AB12CD"\nif rid:\n    get_user(rid)', [{"user_id": "AB12CD"}]),
+    ('uid = "ann"\nfor rid in ["AB12CD", "EF34GH"]:\n    if rid == "AB12CD":\n        get_user(uid)',
+     [{"user_id": "ann"}, {"user_id": "ann"}]),
+])
+def test_a_tool_called_in_a_branch_of_a_pass_does_not_know_the_passs_values(code, expected):
+    """for rid in ids: if rid == "A": tool(rid): the call was read on every pass with that pass's item, as if the
+    condition always held, a call never made with "B" labelled. It may run on some passes only, so the values a
+    pass binds are unknown there (a wrong value makes a wrong label; an unknown one makes none)."""
+    assert loop_calls(code)[0] == expected
+
+
+@pytest.mark.parametrize("code", [
+    'box = dict()\nrid = ["AB12CD"]\nbox["r"] = rid\nbox["r"].append("EF34GH")\nget_user(rid)',
+    'out = get_user("ann")\nids = ["AB12CD"]\nout.append(ids)\nout[-1].append("EF34GH")\nget_user(ids[-1])',
+    'out = []\nids = ["AB12CD"]\nout.append(ids)\nout[0].append("EF34GH")\nget_user(len(ids))',
+    'ids = ["AB12CD"]\ndef f():\n    return ids\nalias = f()\nalias.append("EF34GH")\nget_user(ids)',
+    'ids = ["AB12CD"]\nalias = ids or []\nalias.append("EF34GH")\nget_user(ids)',
+    'rows = [["AB12CD"]]\nfor i in range(len(get_user("y"))):\n    r = rows[i]\n    r.append("EF")\nget_user(rows)',
+    'ids = ["AB12CD"]\nbox = get_user("x")\nfor n in box:\n    n.append("EF")\n    box = [ids]\nget_user(ids)',
+])
+def test_a_list_changed_through_a_value_not_traced_is_no_longer_known(code):
+    """A list the code bound, let out into a value the reader does not trace (a dict(), a tool's output, a function's
+    return, an item picked at run time) and changed through it: read as first written, a wrong label."""
+    assert loop_calls(code)[0][-1] == {}
+
+
+@pytest.mark.parametrize("code, expected", [
+    ('ids = ["AB12CD"]\ninfo = get_user("ann")\ninfo["seen"] = True\nfor rid in ids:\n    get_user(rid)',
+     [{"user_id": "ann"}, {"user_id": "AB12CD"}]),
+    ('ids = ["AB12CD"]\nbox = get_user("ann")\nif "AB12CD" in ids:\n    box.append(len(ids))\nget_user(ids)',
+     [{"user_id": "ann"}, {"user_id": ["AB12CD"]}]),
+    ('ids = ["AB12CD"]\nbox = ids\nother = get_user("x")\nother.append(1)\nget_user(box[0])',
+     [{"user_id": "x"}, {"user_id": "AB12CD"}]),
+])
+def test_a_list_never_let_out_stays_known_where_a_value_not_traced_changes(code, expected):
+    """A change through a tool's output touches no list the code only read (compared, measured, aliased)."""
+    assert loop_calls(code)[0] == expected

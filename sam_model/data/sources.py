@@ -629,7 +629,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # without message_structure, other files, examples/logs and tests/fixtures convert byte for byte.
 # 192: an AdvancedSQLiteSession's branches of one session are one group (one split), as they share their first turns
 # (191 could put a branch in test and its session in train). Everything else converts byte for byte.
-CONVERSION_VERSION = 192
+# 193: a smolagents CodeAgent's tool call in a branch of a loop read pass by pass (an if, an except, y if c else z,
+# c and tool(x), a lambda) does not know the values a pass binds (it was read on every pass with that pass's item,
+# as if its condition always held); a list the code bound, let out into a value not traced (box["r"] = ids,
+# out.append(ids), return ids) and changed through that value, is unknown (it kept the value first written). Code
+# without these, other files, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 193
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ system prompt, else ``arg1``, ``arg2``, ...). Only values written in the code ar
 step or an earlier one: the executor keeps its variables across steps), an item of such a value (``ids[i]``) or
 its ``len``, where that binding surely holds when the
 call runs (not a loop variable, but for a loop over a literal list, ``range``, ``enumerate`` or ``zip`` of literals,
-read pass by pass with its item, up to 100 passes; not a branch's binding, a parameter, a name bound again
-otherwise). An argument
+read pass by pass with its item, up to 100 passes, but not in a part of a pass that may not run; not a branch's
+binding, a parameter, a name bound again otherwise, a list changed through a value not traced). An argument
 computed at run time (a variable holding an earlier tool's output, ``user["id"]``, an f-string, another call) holds
 a value the log never shows: it is left out of the call and counted, never guessed. A tool call inside a function
 the code defines runs where the function is called, so it is read there, once per call, the parameters the call
@@ -60,6 +60,11 @@ class Calls:
     # in place, by id (kept here, so no id is reused): a name whose value holds one is unknown (_literal)
     _held: dict[int, tuple[Any, set[int]]] = field(default_factory=dict)  # a bound value's containers (_holds)
     _walked: dict[tuple[str, int], Any] = field(default_factory=dict)  # what a node of the code read holds (_walk)
+    _escaped: set[int] = field(default_factory=set)  # the bound lists, dicts and sets a value not traced may hold
+    # (_let_out; alive in _held): changed in place through a name not traced, they are unknown (_change)
+    _out: set[int] = field(default_factory=set)  # the bound values whose containers are in _escaped
+    _kept: set[int] = field(default_factory=set)  # the names (ast.Name ids) the code read read for a value not kept
+    _varying: set[str] = field(default_factory=set)  # the names each pass of the loops being read binds anew
 
     def learn_prompt(self, prompt: str) -> None:
         """The tools a CodeAgent's system prompt lists, with their parameters in order."""
@@ -76,7 +81,7 @@ class Calls:
         ``final_answer`` (``_MISSING`` when none, or when it is called in a branch, loop or function, which may not
         run it); None when the code does not parse (smolagents could not run it)."""
         self.final_called = False
-        self._walked, self._hidden = {}, Counter()
+        self._walked, self._hidden, self._kept, self._varying = {}, Counter(), set(), set()
         try:
             tree = ast.parse(code)
         except (SyntaxError, ValueError, RecursionError):
@@ -100,9 +105,20 @@ class Calls:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             self._scope(node)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):  # the name is what is called, no value
+            if self.is_tool(node.func.id) or node.func.id == FINAL or (
+                    node.func.id in ("len", "print") and not self._taken(node.func.id)):
+                self._read_only(*node.args, *(k.value for k in node.keywords))
             for part in [*node.args, *node.keywords]:
                 self._visit(part)
             self._after(node)
+        elif isinstance(node, ast.IfExp):  # one of its values is made, which one the log does not say
+            self._read_only(node.test)
+            self._visit(node.test)
+            self._maybe([node.body])
+            self._maybe([node.orelse])
+        elif isinstance(node, ast.BoolOp):  # x and tool(...): the values after the first may not be made
+            self._visit(node.values[0])
+            self._maybe(node.values[1:])
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             self._visit(node.generators[0].iter)  # the first iterable runs in the enclosing scope
             self._local(node, [*node.generators[0].ifs, *node.generators[1:],
@@ -112,6 +128,9 @@ class Calls:
         elif isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, *_TRY_STAR, ast.Match)):
             self._branches(node)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets) and (
+                    self._literal(node.value) is not _MISSING):  # alias = ids: the name holds the list traced
+                self._read_only(node.value)
             if node.value is not None:  # the value runs before the names are bound
                 self._visit(node.value)
             if isinstance(node, ast.AugAssign):  # alias += [...] extends the list in place
@@ -124,9 +143,44 @@ class Calls:
                     if isinstance(target, ast.Name):
                         self.bound[target.id] = value
         else:
+            if isinstance(node, ast.Compare):  # x in ids: a bool
+                self._read_only(node.left, *node.comparators)
+            elif isinstance(node, ast.Subscript):  # ids[i]: a key holds no list (it is hashable)
+                self._read_only(node.slice)
+            elif isinstance(node, (ast.FormattedValue, ast.Assert)):
+                self._read_only(node.value if isinstance(node, ast.FormattedValue) else node.test)
             for child in ast.iter_child_nodes(node):
                 self._visit(child)
             self._after(node)
+
+    def _read_only(self, *exprs: ast.expr | None) -> None:
+        """``exprs`` are read where their value is given to no value the reader does not trace (a tool's argument, a
+        comparison, a test, a plain assignment traced): the lists they name do not escape (:meth:`_let_out`)."""
+        for expr in exprs:
+            self._kept.update(id(n) for n in _read_names(expr))
+
+    def _let_out(self, name: ast.Name) -> None:
+        """A name read for a value the reader does not trace (``box["r"] = rid``, ``out.append(rid)``, ``f(rid)``,
+        ``return rid``): that value may hold the lists, dicts and sets bound to it, which a change in place through
+        a name not traced may change (:meth:`_change`)."""
+        value = self.bound.get(name.id, _MISSING)
+        if value is not _MISSING and id(value) not in self._out and id(name) not in self._kept:
+            self._escaped |= self._holds(value)
+            self._out.add(id(value))
+
+    def _maybe(self, parts: Sequence[ast.AST]) -> None:
+        """``parts`` of a pass of a loop read pass by pass that may not run on that pass (an ``if``'s branch, an
+        ``except``, ``y if c else z``, ``c and tool(rid)``): the names each pass binds anew (:attr:`_varying`) are
+        unknown in them, as a call there may have been made on some passes only; until conversion version 193
+        ``for rid in ids: if rid == "A": get_user(rid)`` was read as a call of each item. Outside them, they are
+        known again."""
+        kept = {k: v for k, v in self.bound.items() if k in self._varying}
+        for k in kept:
+            del self.bound[k]
+        for part in parts:
+            self._visit(part)
+        stored = set().union(*(self._walk("stored", p) for p in parts))
+        self.bound.update({k: v for k, v in kept.items() if k not in stored})
 
     def _after(self, node: ast.AST) -> None:
         """A node whose parts have run: a name stored or deleted is no longer known, a method called on a name may
@@ -138,6 +192,8 @@ class Calls:
                 self.defined.add(node.id)
         elif isinstance(node, ast.Name) and node.id in self.functions:  # passed as a value (map(f, ...)): its calls
             self.ignored[NOT_RUN] += self._tool_calls(self.functions[node.id])  # run where, how often, is unknown
+        elif isinstance(node, ast.Name):
+            self._let_out(node)
         elif isinstance(node, (ast.Attribute, ast.Subscript)) and _root(node.value) and not isinstance(
                 node.ctx, ast.Load):
             self._change({_root(node.value)})
@@ -258,8 +314,8 @@ class Calls:
         bound outside while it runs, and are gone after it, but for what outlives it (:func:`_escaping`)."""
         self._change(self._walk("changes", node))
         outside = dict(self.bound)
-        for name in _stored(node):
-            self.bound.pop(name, None)
+        for name in _stored(node) | (set() if isinstance(node, ast.ClassDef) else self._varying):
+            self.bound.pop(name, None)  # a comprehension, lambda or method may not run on the pass (_maybe)
         self._depth += 1
         self._hide(node, 1)
         for part in body:
@@ -347,10 +403,18 @@ class Calls:
         """The values bound to ``names`` are changed in place (``alias.append(x)``, ``order["ids"][0] = x``): every
         name holding one of their lists, dicts or sets is unknown from now on, as Python's names share one object
         (``alias = ids``, ``ids = order["ids"]``, a loop's item, a parameter; until conversion 177 ``len(ids)`` after
-        ``alias.append(x)`` read the length first written)."""
+        ``alias.append(x)`` read the length first written). A name not traced (a tool's output, ``box = dict()``, a
+        list changed already) may hold any list the code let out into a value not traced (:meth:`_let_out`:
+        ``box["r"] = rid``, ``out.append(rid)``, ``return rid``): changed, each such list is unknown too (until
+        conversion version 193 ``box["r"].append(x)`` left ``rid`` as first written). A module the code imported is
+        no such value (``random.shuffle(ids)``: :meth:`_given_away`)."""
         for name in names:
-            for key, value in _containers(self.bound.get(name)).items():
-                self._changed[key] = value
+            value = self.bound.get(name, _MISSING)
+            for key, held in _containers(value).items():
+                self._changed[key] = held
+            if name not in self.defined and (value is _MISSING or not self._changed.keys().isdisjoint(
+                    self._holds(value))):  # not traced, or changed since: it may hold any list let out
+                self._changed.update(dict.fromkeys(self._escaped - self._changed.keys()))
 
     def _given_away(self, call: ast.Call) -> None:
         """The values a call of a function the code imported (``random.shuffle(ids)``, ``heapq.heappush(h, x)``) is
@@ -370,8 +434,11 @@ class Calls:
         called in it is read once per item, with that item (it had been read once, its argument unknown). What a
         pass binds is known to the next, as the passes run one after another; after the loop its variable holds
         the last item, as in Python."""
+        self._read_only(*(n for n in ast.walk(node.iter) if isinstance(n, ast.Name)))  # items bound as they are
         self._visit(node.iter)
         self._runs += len(passes)
+        varying = self._varying
+        self._varying = varying | self._walk("stored", node)
         for given in passes:
             for name in given:
                 self.bound.pop(name, None)
@@ -381,27 +448,39 @@ class Calls:
             for part in node.body:
                 self._visit(part)
             self._depth -= 1
+        self._varying = varying
 
     def _branches(self, node: ast.AST) -> None:
         """An if, loop, try or match: its test (a for's iterable) runs first; each branch (a loop's body: each pass)
-        starts not knowing the names any of them binds, which nothing knows after it either."""
+        starts not knowing the names any of them binds, which nothing knows after it either. In a pass of a loop read
+        pass by pass, a branch that may not run (all but a try's body, ``else`` and ``finally``) does not know the
+        names each pass binds anew either (:meth:`_maybe`). A loop's later passes change in place what an earlier
+        one let out (:meth:`_let_out`): changed again after it."""
         stored = self._walk("stored", node)
         self._change(self._walk("changes", node))
         if isinstance(node, ast.While):
             self.bound = {k: v for k, v in self.bound.items() if k not in stored}
         head = {ast.If: "test", ast.For: "iter", ast.AsyncFor: "iter", ast.While: "test", ast.Match: "subject"}
+        if isinstance(node, (ast.If, ast.While)):
+            self._read_only(node.test)
         if type(node) in head:
             self._visit(getattr(node, head[type(node)]))
-        blocks: list[list[ast.AST]] = [getattr(node, f) for f in ("body", "orelse", "finalbody") if hasattr(node, f)]
-        blocks += [[*([h.type] if h.type else []), *h.body] for h in getattr(node, "handlers", [])]
-        blocks += [[*([c.guard] if c.guard else []), *c.body] for c in getattr(node, "cases", [])]
+        surely = isinstance(node, (ast.Try, *_TRY_STAR))
+        blocks: list[tuple[list[ast.AST], bool]] = [
+            (getattr(node, f), surely) for f in ("body", "orelse", "finalbody") if hasattr(node, f)]
+        blocks += [([*([h.type] if h.type else []), *h.body], False) for h in getattr(node, "handlers", [])]
+        blocks += [([*([c.guard] if c.guard else []), *c.body], False) for c in getattr(node, "cases", [])]
+        kept = {k: v for k, v in self.bound.items() if k in self._varying and k not in stored}
         self._depth += 1
-        for block in blocks:
-            self.bound = {k: v for k, v in self.bound.items() if k not in stored}
+        for block, runs in blocks:
+            self.bound = {k: v for k, v in self.bound.items() if k not in stored and (runs or k not in kept)}
             for part in block:
                 self._visit(part)
         self._depth -= 1
         self.bound = {k: v for k, v in self.bound.items() if k not in stored}
+        self.bound.update(kept)
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            self._change(self._walk("changes", node))
 
     def _arguments(self, name: str, node: ast.Call) -> dict[str, Any]:
         params = self.params.get(name, [])
@@ -458,6 +537,20 @@ def _bind(target: ast.expr, item: Any) -> dict[str, Any] | None:
             return None
         names.update(bound)
     return names
+
+
+def _read_names(expr: ast.expr | None) -> list[ast.Name]:
+    """The names ``expr`` reads where it is a name or an item of one (``ids``, ``order["ids"][i]``, ``ids[0:n]``): its
+    value is then one of theirs, or a key."""
+    if isinstance(expr, ast.Name):
+        return [expr]
+    if isinstance(expr, ast.Subscript):
+        return [*_read_names(expr.value), *_read_names(expr.slice)]
+    if isinstance(expr, ast.Slice):
+        return [n for part in (expr.lower, expr.upper, expr.step) for n in _read_names(part)]
+    if isinstance(expr, ast.Tuple):  # a key of parts, d[a, b]
+        return [n for part in expr.elts for n in _read_names(part)]
+    return []
 
 
 def _root(node: ast.expr) -> str | None:
