@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from sam_model.data.formats import TranscriptFormatError, to_chat
+from sam_model.data.formats import TranscriptFormatError, llamaindex_react, to_chat
 from sam_model.data.formats.files import conversations
 from sam_model.data.transcripts import iter_transcript_events
 
@@ -79,3 +79,49 @@ def test_the_system_prompt_is_given_beside_the_messages_or_as_their_first(tmp_pa
                                                                                       "Never cancel unasked.")]
     chat = to_chat([text("system", "Never cancel unasked."), *memory()], format="llamaindex")
     assert chat.messages[0] == {"role": "system", "content": "Never cancel unasked."}
+
+
+def test_llamaindexs_call_tool_words_for_a_tool_that_raised_read_as_failed(tmp_path):
+    """LlamaIndex's call_tool / acall_tool (predict_and_call, the agents before the workflow ones) answer a tool that
+    raised with "Encountered error: " and its words, flagged is_error in the ToolOutput alone: read as ok."""
+    messages = memory()
+    messages[3]["blocks"][0]["text"] = f"Encountered error: {RAISED}"
+    assert results(tmp_path, messages)[1].startswith("cancel: error (Encountered error: ")
+    reasoning = "\n".join(["Thought: I need to cancel.", "Action: cancel", "Action Input: {'reservation_id': 'QX7Z9A'}",
+                           f"Observation: Encountered error: {RAISED}", "Thought: I can answer.",
+                           "Answer: It was cancelled already."])
+    assert results(tmp_path, [text("user", "cancel QX7Z9A"), text("assistant", reasoning)])[0].startswith(
+        "cancel: error (")
+    messages[3]["blocks"][0]["text"] = f"Lookup: {RAISED}. Encountered error: none"  # the words elsewhere: a result
+    assert results(tmp_path, messages)[1] == "cancel: ok"
+
+
+def test_the_words_llamaindexs_call_tool_gives_a_tool_that_raised_are_those_read():
+    """The real package's words (skipped without llama-index-core), not a copy of them that may drift."""
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+    from llama_index.core.tools import FunctionTool
+    from llama_index.core.tools.calling import call_tool
+
+    def cancel(reservation_id: str) -> str:
+        """Cancel a reservation."""
+        raise ValueError(RAISED)
+
+    output = call_tool(FunctionTool.from_defaults(cancel), {"reservation_id": "QX7Z9A"})
+    assert output.is_error and llamaindex_react.raised(str(output)) and RAISED in str(output)
+    assert not llamaindex_react.raised(RAISED)
+
+
+@pytest.mark.parametrize("flag, said", [("false", "cancel: ok"), ("False", "cancel: ok"), (" TRUE ", "cancel: error"),
+                                        ("true", "cancel: error")])
+def test_a_flag_the_program_wrote_as_the_words_true_or_false_is_read(tmp_path, flag, said):
+    """A program that copied tool_output.is_error as text (str(True), a JSON text) had its whole file refused."""
+    assert results(tmp_path, memory(is_error=flag))[1].startswith(said)
+
+
+@pytest.mark.parametrize("flag", ["maybe", "", 1, 0, ["true"]])
+def test_a_flag_neither_true_nor_false_is_refused_naming_the_field_and_line(tmp_path, flag):
+    lines = [json.dumps({"id": "a", "messages": memory()}), json.dumps({"id": "b", "messages": memory(is_error=flag)})]
+    (tmp_path / "m.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(TranscriptFormatError, match=r"m\.jsonl:2, message 3: 'additional_kwargs\.is_error' is .*"
+                                                    r"expected true \(the call failed\) or false"):
+        list(iter_transcript_events(tmp_path / "m.jsonl"))

@@ -634,7 +634,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # as if its condition always held); a list the code bound, let out into a value not traced (box["r"] = ids,
 # out.append(ids), return ids) and changed through that value, is unknown (it kept the value first written). Code
 # without these, other files, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 193
+# 194: a LlamaIndex tool message or ReAct observation of LlamaIndex's call_tool words for a tool that raised
+# ("Encountered error: ...") flags its call as failed (it read as ok), and additional_kwargs.is_error written as the
+# words "true" / "false" (any case) is read as the flag (the file was refused). Everything else converts byte for byte.
+CONVERSION_VERSION = 194
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ llama-index-core 0.14: it skips the memory as unserializable.) Each message is `
 ``tool_call`` block ``{"tool_call_id", "tool_name", "tool_kwargs"}`` (the arguments an object, or the model's JSON
 text), and a tool's result a ``tool`` message naming the call in ``additional_kwargs.tool_call_id``: the words of a
 tool that raised are its exception's, with no flag (:func:`_failed`: a program's copy of it in
-``additional_kwargs.is_error`` is read, and LlamaIndex's own words for a tool it lacks). The OpenAI
+``additional_kwargs.is_error`` is read, and LlamaIndex's own words for a tool it lacks or, from its
+``call_tool``, one that raised: "Encountered error: ..."). The OpenAI
 integration writes each call twice, as a block and as the SDK's ``tool_calls`` in ``additional_kwargs`` (``{"id",
 "function": {"name", "arguments"}}``): the blocks are read, the copy only where a message has no call blocks (an
 integration, or a version before 0.14, that wrote only it; a version before 0.12 wrote ``content`` and no blocks).
@@ -111,15 +112,22 @@ def _kwargs_calls(kwargs: Mapping[str, Any], where: str) -> list[dict[str, Any]]
     return out
 
 
+WORDS = {"true": True, "false": False}  # a flag the program wrote as text: str(True), a JSON text, in any case
+
+
 def _failed(kwargs: Mapping[str, Any], message: Mapping[str, Any], names: Mapping[str, str],
             where: str) -> dict[str, bool]:
     """A tool message's failure flag: ``additional_kwargs.is_error``, where the program saving the memory copied it
     from the ``ToolCallResult`` event's ``tool_output.is_error`` (the memory keeps none: a tool that raised leaves
-    its exception's words alone); else the words LlamaIndex gives a call of a tool it does not have."""
+    its exception's words alone), true or false, or the words ``"true"`` / ``"false"`` of a program that wrote it as
+    text (until conversion version 194 such a file was refused whole; another value still is, naming the field);
+    else LlamaIndex's own words for a failed call (:func:`.llamaindex_react.failed`)."""
     if kwargs.get(FAILED) is not None:
-        return failure(kwargs[FAILED], True, False, f"additional_kwargs.{FAILED}", where)
+        flag = kwargs[FAILED]
+        flag = WORDS.get(flag.strip().lower(), flag) if isinstance(flag, str) else flag
+        return failure(flag, True, False, f"additional_kwargs.{FAILED}", where)
     name = names.get(message.get("tool_call_id", ""))
-    return {FAILED: True} if llamaindex_react.not_found(message["content"], name) else {}
+    return {FAILED: True} if llamaindex_react.failed(message["content"], name) else {}
 
 
 def to_chat(messages: list[Any], where: str) -> Chat:

@@ -51,6 +51,23 @@ def not_found(text: Any, name: Any) -> bool:
     return isinstance(name, str) and text == f"Tool {name} not found. Please select a tool that is available."
 
 
+RAISED = "Encountered error: "  # llama-index-core's call_tool / acall_tool: a tool that raised, its words after it
+
+
+def raised(text: Any) -> bool:
+    """Whether ``text`` is what LlamaIndex's ``call_tool`` and ``acall_tool`` (0.12 to 0.14: ``predict_and_call``,
+    ``call_tool_with_selection``, the agents before the workflow ones) give for a tool that raised, "Encountered
+    error: " and the exception's words, flagged ``is_error`` in the ``ToolOutput`` only, so the failed call read as
+    ok. The workflow agents (``FunctionAgent``, ``ReActAgent``) give the exception's words alone, which no rule can
+    tell from a result."""
+    return isinstance(text, str) and text.startswith(RAISED)
+
+
+def failed(text: Any, name: Any) -> bool:
+    """Whether ``text``, the result of a call of tool ``name``, is LlamaIndex's own words for a failed call."""
+    return not_found(text, name) or raised(text)
+
+
 def to_messages(text: str, where: str, at: int) -> list[dict[str, Any]] | None:
     """The OpenAI chat messages of a ReAct reasoning ``text`` (the message ``at`` of its conversation): a call per
     action, its observation the result; None where ``text`` is not such reasoning (no thought opening it, no action,
@@ -71,7 +88,7 @@ def to_messages(text: str, where: str, at: int) -> list[dict[str, Any]] | None:
         elif label == "Observation" and pending is not None:
             name = out[-1]["tool_calls"][0]["function"]["name"]
             out.append({"role": "tool", "tool_call_id": pending, "content": value,
-                        **({FAILED: True} if not_found(value, name) else {})})
+                        **({FAILED: True} if failed(value, name) else {})})
             pending, i = None, i + 1
         elif label == "Thought" and labels[:2] == ["Thought", "Answer"] and pending is None:
             out.append({"role": "assistant", "content": fields[i + 1][1]})
