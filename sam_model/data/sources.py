@@ -637,7 +637,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 194: a LlamaIndex tool message or ReAct observation of LlamaIndex's call_tool words for a tool that raised
 # ("Encountered error: ...") flags its call as failed (it read as ok), and additional_kwargs.is_error written as the
 # words "true" / "false" (any case) is read as the flag (the file was refused). Everything else converts byte for byte.
-CONVERSION_VERSION = 194
+# 195: an OpenAI Agents SDK call's output of the SDK's own words for an approval rejected ("Tool execution was not
+# approved."), a tool the agent lacks or one past its timeout ("Tool 'NAME' not found." / "... timed out after N
+# seconds.", naming the tool called), or a hosted program's {"error": ...} of these, flags the call as failed (it read
+# as ok). Everything else converts byte for byte.
+CONVERSION_VERSION = 195
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ conversation's ``instructions`` are its policy.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -30,9 +32,15 @@ TEXT_PARTS = ("input_text", "output_text", "text")
 CALLS = ("function_call", "custom_tool_call")
 OUTPUTS = ("function_call_output", "custom_tool_call_output")
 ROLES = ("system", "developer", "user", "assistant")
-# what the OpenAI Agents SDK gives the model for a function tool that raised (its default_tool_error_function): the
-# items carry no failure flag, so without it a failed call read "name: ok"
+# what the OpenAI Agents SDK gives the model for a function tool that raised (its default_tool_error_function; 0.24
+# "... Please try again.", earlier versions "... Please try again. Error: <the exception's words>"): the items carry
+# no failure flag, so without it a failed call read "name: ok". A failure_error_function of the app's own gives words
+# of its own, which no rule can tell from a result
 AGENTS_SDK_FAILURE = "An error occurred while running the tool."
+AGENTS_SDK_REJECTED = "Tool execution was not approved."  # a call whose approval was rejected: it never ran
+# the SDK's own words for a call of a tool the agent lacks (tool_not_found_behavior="return_error_to_model") and for a
+# tool past its timeout (timeout_behavior="error_as_result"), naming the tool called
+AGENTS_SDK_NAMED = re.compile(r"Tool '(?P<name>.+)' (?:not found|timed out after [0-9.e+-]+ seconds)\.", re.DOTALL)
 
 
 # the item response_chains puts before each later request of a chain it joins: ``{"type": REQUEST, "at": "line 6"}``
@@ -63,6 +71,7 @@ def read(chat: Chat, entries: Iterable[tuple[str, Mapping[str, Any], str]]) -> N
     an error names it). Apart from :func:`to_chat` so a container of items (a Codex rollout's lines) reads them as
     they are read here, its own names for them kept."""
     turn: dict[str, Any] | None = None  # the assistant turn that calls may still join
+    names: dict[str, Any] = {}  # each call's id -> the tool it called
     for source, item, w in entries:
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
@@ -84,6 +93,7 @@ def read(chat: Chat, entries: Iterable[tuple[str, Mapping[str, Any], str]]) -> N
                 turn = {"role": "assistant", "content": None}
                 chat.add(turn, source)
             turn.setdefault("tool_calls", []).append(call)
+            names[call["id"]] = call["function"]["name"]
             if kind == "mcp_call":
                 turn = None
                 chat.add({"role": "tool", "tool_call_id": call["id"],
@@ -98,11 +108,31 @@ def read(chat: Chat, entries: Iterable[tuple[str, Mapping[str, Any], str]]) -> N
             text = text_of(output, w, TEXT_PARTS, ignored=chat.ignored) if isinstance(output, list) \
                 else result_text(output)
             turn = None
-            failed = isinstance(output, str) and output.startswith(AGENTS_SDK_FAILURE)
+            failed = agents_sdk_failed(output, names.get(call_id))
             chat.add({"role": "tool", "tool_call_id": call_id, "content": text, **({FAILED: True} if failed else {})},
                      source)
         else:
             chat.ignored[str(kind)] += 1
+
+
+def agents_sdk_failed(output: Any, name: Any) -> bool:
+    """Whether ``output``, the output of a call of tool ``name``, is the OpenAI Agents SDK's own words for a failed
+    call (0.24.0's, and the raised tool's of the versions before): a tool that raised, an approval rejected, a tool
+    the agent lacks or one past its timeout (these two naming the tool called: a tool's own "Tool 'x' not found."
+    about another is a result), as the SDK writes them, or as its ``{"error": ...}`` for a call a hosted program
+    made. Until conversion version 195 only a raised tool's were read as failed."""
+    if isinstance(output, str) and output.startswith('{"error":'):
+        try:
+            wrapped = json.loads(output)
+        except ValueError:
+            wrapped = None
+        if isinstance(wrapped, dict) and len(wrapped) == 1 and isinstance(wrapped.get("error"), str):
+            output = wrapped["error"]
+    if not isinstance(output, str):
+        return False
+    named = AGENTS_SDK_NAMED.fullmatch(output)
+    return output.startswith(AGENTS_SDK_FAILURE) or output == AGENTS_SDK_REJECTED or (
+        named is not None and named["name"] == name)
 
 
 def sniff(items: list[Any]) -> bool:
