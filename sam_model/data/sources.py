@@ -641,7 +641,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # approved."), a tool the agent lacks or one past its timeout ("Tool 'NAME' not found." / "... timed out after N
 # seconds.", naming the tool called), or a hosted program's {"error": ...} of these, flags the call as failed (it read
 # as ok). Everything else converts byte for byte.
-CONVERSION_VERSION = 195
+# 196: a SQL query of no dialect's sign that compares a column to a double-quoted token in a join's ON (ON u.id =
+# "authorId") reads its double quotes as names, as PostgreSQL does (the token was a string, traced to any listing of
+# the columns). Everything else converts byte for byte.
+CONVERSION_VERSION = 196
 
 
 @dataclass(frozen=True)

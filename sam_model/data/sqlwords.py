@@ -327,9 +327,13 @@ def _quoting(text: str) -> str:
     ``"Apple" = brand AND name = "iPhone"`` is two strings (until conversion 171 two names, the product the user
     named traced to nothing). A query that shows PostgreSQL outside its
     strings (:data:`_POSTGRES`: ``::``, ``$1``, ILIKE, ``$$``, ``E''``) reads its double quotes as names
-    (:data:`NAMES`) wherever they stand, as PostgreSQL runs it. Else "": each token by its place
-    (:func:`_double_quoted_string`)."""
-    either = strings = postgres = mysql = False
+    (:data:`NAMES`) wherever they stand, as PostgreSQL runs it. So does a query that compares a column to a
+    double-quoted token in a join's ON and shows no MySQL (no string in double quotes elsewhere, no :data:`_MYSQL`):
+    ``JOIN posts p ON u.id = "authorId"``, a column compared to a column (until conversion version 196 read by its
+    place, as a string traced to any listing of the columns). Else "", a query of no dialect's sign: each token by
+    its place (:func:`_double_quoted_string`): where only a value stands a string (``WHERE name = "Alice"``, and
+    ``id = "userId"``, a MySQL value written so or a PostgreSQL name: read as the value), elsewhere a name."""
+    either = strings = postgres = mysql = joined = False  # joined: a join's ON compares a column to a "token"
     doubled = False  # a double-quoted token at all
     clause, read = "", 0  # the clause the token stands in, told by the last keyword outside strings and quotes
     listed = -1  # where the last item of an IN list ended: a "," after it opens the next
@@ -357,9 +361,13 @@ def _quoting(text: str) -> str:
             listed, strings = m.end(), strings or _CAMEL.fullmatch(m.group(1)) is None
         elif _STRING_BEFORE.search(before) and clause != "on":
             strings = strings or _CAMEL.fullmatch(m.group(1)) is None  # id = "userId": PostgreSQL's name
+        elif _STRING_BEFORE.search(before):
+            joined = True
     if doubled and (postgres or _postgres(text[read:], False)):
         return NAMES
     mysql = mysql or _MYSQL.search(text[read:]) is not None
+    if joined and not (strings or mysql):  # ON u.id = "authorId" in a query of no dialect's sign: a column
+        return NAMES
     return (STRINGS if strings or mysql else NAMES) if either else ""
 
 

@@ -1,0 +1,32 @@
+"""A SQL query that shows no dialect (no MySQL sign, no PostgreSQL sign, no name quoted where only a name stands)
+reads each double-quoted token by its place (sam_model.data.sqlwords._quoting returns ""): a string where only a
+value stands, a name elsewhere. A join's ON compares a column to a column: a double-quoted token after its operator
+was read as a string there too, the column name traced to any listing of the columns."""
+
+from __future__ import annotations
+
+import pytest
+
+from sam_model.data.sqlwords import sql_literals
+
+
+@pytest.mark.parametrize("query, literals", [
+    ('SELECT * FROM users u JOIN posts p ON u.id = "authorId"', None),
+    ('SELECT * FROM users u JOIN posts p ON u.id = "author_id" WHERE u.name = \'ann\'', ["ann"]),
+    ('SELECT * FROM a JOIN b ON a.k = "k" AND a.t <> "tenant_id" WHERE a.x > 3', [3]),
+])
+def test_a_double_quoted_token_a_join_compares_is_a_column_where_no_dialect_shows(query, literals):
+    assert sql_literals(query) == literals
+
+
+@pytest.mark.parametrize("query, literals", [
+    # no dialect: by its place, a value where only a value stands, a name elsewhere
+    ('SELECT * FROM users WHERE name = "Alice"', ["Alice"]),
+    ('SELECT * FROM users WHERE id = "userId" AND name = \'ann\'', ["userId", "ann"]),
+    ('SELECT "name" FROM users WHERE id = 7', [7]),
+    # MySQL shown (a string in double quotes elsewhere, a LIMIT's offset): the join's token is MySQL's string
+    ('SELECT * FROM users u JOIN p ON u.id = "author_id" WHERE u.city = "Paris"', ["author_id", "Paris"]),
+    ('SELECT * FROM users u JOIN p ON u.id = "author_id" WHERE u.city = \'Paris\' LIMIT 0, 5', ["author_id", "Paris"]),
+])
+def test_a_query_of_no_dialects_sign_reads_its_double_quotes_by_their_place(query, literals):
+    assert sql_literals(query) == literals
