@@ -36,12 +36,19 @@ def read_only(p: Path) -> sqlite3.Connection:
 
 
 def holds(p: Path, test: Callable[[sqlite3.Connection], bool], what: str) -> bool:
-    """Whether ``p`` is an SQLite file whose tables pass ``test`` (a folder's other databases are no runs, not
-    errors); a file a writer holds locked is refused naming ``what`` it may be: skipped, its sessions were dropped
-    without a word."""
+    """Whether ``p`` is an SQLite file whose tables pass ``test`` (a folder's other databases, and files that are no
+    SQLite, are no runs, not errors). One that may be a store but cannot be told is refused naming ``what`` it may
+    be: a file a writer holds locked, one that cannot be opened (its permissions), or an SQLite file whose pages do
+    not read (damaged, cut short): skipped as no store, their sessions were dropped without a word."""
     try:
-        if not is_sqlite(p):
-            return False
+        with open(p, "rb") as fh:
+            head = fh.read(len(MAGIC))
+    except OSError as exc:
+        raise SAMFileError(f"cannot read {p} ({exc.strerror or exc}), which may be {what}: make it readable, or move "
+                           "it out of the folder") from None
+    if not is_database(head):
+        return False
+    try:
         con = read_only(p)
         try:
             return test(con)
@@ -49,5 +56,7 @@ def holds(p: Path, test: Callable[[sqlite3.Connection], bool], what: str) -> boo
             con.close()
     except sqlite3.OperationalError as exc:  # locked by a writer: maybe a store, so not skipped without a word
         raise SAMFileError(unread_database(p, exc, what)) from None
-    except (OSError, sqlite3.Error):
-        return False
+    except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed"
+        raise SAMFileError(f"cannot read {p} as an SQLite database ({exc}), which may be {what}: recover it "
+                           f"(sqlite3 {p} '.recover' | sqlite3 RECOVERED.db) and give that, or move it out of the "
+                           "folder") from None

@@ -1,0 +1,44 @@
+"""Leftovers of the two session-database readers (Google ADK's adk_db, the OpenAI Agents SDK's agents_db) and of the
+store's scope checks: a folder's SQLite file that cannot be read was skipped as "no store" without a word, its
+sessions lost; the two readers' sessions() yield one shape; storechecks' warning of scopes no add takes had a name
+(unprintable_scopes) that said less than it covers."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from test_format_openai_agents_db import ITEMS, _database
+
+from sam_model.data.formats import adk_db, agents_db
+from sam_model.data.formats.sqlitestores import MAGIC
+from sam_model.data.transcripts import iter_transcript_events
+from sam_model.io import SAMFileError
+
+
+@pytest.mark.parametrize("reader", [adk_db, agents_db])
+def test_a_damaged_sqlite_file_is_refused_naming_it_not_skipped(tmp_path, reader):
+    """An SQLite header over pages that do not read (a copy cut short, a damaged disk): taken for no store."""
+    damaged = tmp_path / "sessions.db"
+    damaged.write_bytes(MAGIC + b"\x00" * 84 + b"not the pages of a database" * 40)
+    with pytest.raises(SAMFileError, match=r"sessions\.db as an SQLite database \(.*\), which may be .*session "
+                                           r"database.*recover it"):
+        reader.is_store(damaged)
+
+
+def test_a_folder_holding_a_damaged_sqlite_file_beside_its_runs_is_refused_naming_it(tmp_path):
+    (tmp_path / "app").mkdir()
+    _database(tmp_path / "app" / "conversations.db", {"conv-1": ITEMS})
+    (tmp_path / "app" / "old.db").write_bytes(MAGIC + b"\x01" * 2000)
+    with pytest.raises(SAMFileError, match=r"old\.db as an SQLite database"):
+        list(iter_transcript_events(tmp_path))
+
+
+def test_files_that_are_no_sqlite_or_another_apps_database_are_still_no_store(tmp_path):
+    (tmp_path / "notes.db").write_text("a text file named .db")
+    (tmp_path / "empty.db").write_bytes(b"")
+    with sqlite3.connect(tmp_path / "cache.db") as con:
+        con.execute("CREATE TABLE kv (k TEXT, v TEXT)")
+    con.close()
+    for name in ("notes.db", "empty.db", "cache.db"):
+        assert not adk_db.is_store(tmp_path / name) and not agents_db.is_store(tmp_path / name)
