@@ -255,7 +255,7 @@ def scope_flaw(value: str) -> Flaw | None:
     Why: each made an id that looks like another yet was another scope, so a user whose client normalized
     differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.
     Refused, not normalized: normalizing would move (on a load) or merge (on a call) the scopes of saves already
-    written, which stay reachable as they are (sam_model.storechecks.unprintable_scopes)."""
+    written, which stay reachable as they are (sam_model.storechecks.flawed_scopes)."""
     for i, ch in enumerate(value):
         category = unicodedata.category(ch)
         if category in ("Cc", "Zl", "Zp"):

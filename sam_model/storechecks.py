@@ -5,7 +5,7 @@ Apart from the store because they are rules of the input, not of the search: the
 (sam_model.memory.rules) check a memory as the store does, and a stored entry read back from store.json
 (sam_model.storeentry) checks its chunk's span by the same rule as an add. Each raises ValueError (TypeError for
 what is no memory at all) in one line naming the argument, so a refused call changes nothing; a loaded save's
-scopes that no call may name any more are warned of (unprintable_scopes), not refused, so no memory is lost.
+scopes that no call may name any more are warned of (flawed_scopes), not refused, so no memory is lost.
 """
 
 from __future__ import annotations
@@ -35,12 +35,14 @@ def check_scopes(user_id: Any, agent_id: Any, run_id: Any) -> dict[str, str | No
     return scopes
 
 
-def unprintable_scopes(entries: Iterable[Any], where: str, what: str = "memories") -> None:
-    """Log one warning line per scope value no call takes any more (check_scope_characters' :func:`scope_flaw`: a
-    control character, taken until 2026-12-06; an invisible character or a form other than NFC, until 2026-12-07)
-    of a loaded save's memories (``entries``: their ids and scopes; or a replayed log's writes, ``what``), naming
-    the file, the field and the value, and how to keep the memories. Not refused: that would lose them, and they
-    stay listed and erasable by a read or delete naming the value as written (limits.check_scope's ``held``)."""
+def flawed_scopes(entries: Iterable[Any], where: str, what: str = "memories") -> None:
+    """Log one warning line per scope value no call takes any more, whatever its flaw (:func:`scope_flaw`: a
+    control character, taken until 2026-12-06; an invisible character or a form other than NFC, each a look-alike of
+    another id, until 2026-12-07) of a loaded save's memories (``entries``: their ids and scopes; or a replayed log's writes,
+    ``what``), naming the file, the field and the value, and how to keep the memories. Not refused: that would lose
+    them, and they stay listed and erasable by a read or delete naming the value as written (limits.check_scope's
+    ``held``). Named for scope_flaw, the one rule it reports: its name until 2026-12-07, unprintable_scopes, said
+    control characters alone, and stays as another name of it so code importing it runs."""
     found: dict[tuple[str, str], dict] = {}
     for e in entries:
         for name in SCOPES:
@@ -54,6 +56,9 @@ def unprintable_scopes(entries: Iterable[Any], where: str, what: str = "memories
                     "them, as does get_all(all_scopes=True); to keep adding to them, add each again under a %s that "
                     "is taken (%s) and delete it by its id", where, name, value, len(ids), what, ids[0], flaw.what,
                     flaw.since, name, flaw.fix)
+
+
+unprintable_scopes = flawed_scopes  # its name before 2026-12-07 (flawed_scopes' docstring), kept for imports
 
 
 def check_episode(episode_id: Any, name: str = "episode_id") -> str | None:

@@ -42,7 +42,7 @@ from sam_model.io import (
     write_json_lists,
 )
 from sam_model.locking import gc_paused, locked
-from sam_model.storechecks import SCOPES, unprintable_scopes
+from sam_model.storechecks import SCOPES, flawed_scopes
 from sam_model.storeconfig import StoreConfig
 from sam_model.storeentry import _ENTRY_ROW, _Entry, _entry_json_with_openings, _entry_json_without_openings
 
@@ -266,7 +266,7 @@ class StoreFiles:
             index = load_index(folder / "index", expected_dim=dim, device=device)
             self = cls(encoder, cfg, dim, index)
             self.load_state_dict(d)
-            unprintable_scopes(self._entries.values(), str(path))
+            flawed_scopes(self._entries.values(), str(path))
             if reencode and encoder is None:
                 raise SAMFileError(f"{path}: reencode=True needs the model to encode the memories with")
             saved = d.get("encoder_probe")

@@ -5,7 +5,10 @@ sessions lost; the two readers' sessions() yield one shape; storechecks' warning
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+import unicodedata
+from types import SimpleNamespace
 
 import pytest
 from test_format_openai_agents_db import ITEMS, _database
@@ -42,3 +45,16 @@ def test_files_that_are_no_sqlite_or_another_apps_database_are_still_no_store(tm
     con.close()
     for name in ("notes.db", "empty.db", "cache.db"):
         assert not adk_db.is_store(tmp_path / name) and not agents_db.is_store(tmp_path / name)
+
+
+@pytest.mark.parametrize("value", ["ann\nlee", "ann\u200blee", unicodedata.normalize("NFD", "rené")])
+def test_the_warning_of_scopes_no_add_takes_is_named_for_every_flaw_it_covers(caplog, value):
+    """storechecks.unprintable_scopes warned of invisible characters and forms other than NFC too, which print: one
+    name for it, flawed_scopes (scope_flaw's); the old name still imports, the same function."""
+    from sam_model import storechecks
+    from sam_model.storechecks import unprintable_scopes
+
+    assert unprintable_scopes is storechecks.flawed_scopes
+    with caplog.at_level(logging.WARNING, logger="sam_model.storechecks"):
+        storechecks.flawed_scopes([SimpleNamespace(id="m1", user_id=value, agent_id=None, run_id=None)], "store.json")
+    assert len(caplog.records) == 1 and "store.json: user_id" in caplog.records[0].getMessage()

@@ -52,7 +52,7 @@ from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory
 from sam_model.memory.scopedinput import NoTextError
 from sam_model.serve.scopes import check_fixed, within
 from sam_model.serve.wal import LogWriteError, WriteAheadLog, check_unicode
-from sam_model.storechecks import unprintable_scopes
+from sam_model.storechecks import flawed_scopes
 from sam_model.storeconfig import StoreConfig
 
 log = logging.getLogger(__name__)
@@ -389,7 +389,7 @@ class Tenant:
                         "or move the log away to start from the checkpoint alone (its writes are then lost)") from None
             self.vectors.give(None)
             encoded = self.vectors.take()  # writes logged without their vectors: encoded again, not logged again
-        unprintable_scopes([SimpleNamespace(**{n: r["args"].get(n) for n in SCOPE_KEYS}, id=f"write {r['seq']}")
+        flawed_scopes([SimpleNamespace(**{n: r["args"].get(n) for n in SCOPE_KEYS}, id=f"write {r['seq']}")
                             for _, r in replay],
                            f"tenant {self.name}: {self.wal.path}", "writes")
         log.info("tenant %s: %d memories (checkpoint seq %d, %d writes replayed, %d memories of them encoded again)",
