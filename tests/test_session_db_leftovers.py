@@ -58,3 +58,17 @@ def test_the_warning_of_scopes_no_add_takes_is_named_for_every_flaw_it_covers(ca
     with caplog.at_level(logging.WARNING, logger="sam_model.storechecks"):
         storechecks.flawed_scopes([SimpleNamespace(id="m1", user_id=value, agent_id=None, run_id=None)], "store.json")
     assert len(caplog.records) == 1 and "store.json: user_id" in caplog.records[0].getMessage()
+
+
+def test_both_readers_refuse_a_database_they_cannot_open_in_one_shape_saying_what_to_do(tmp_path):
+    """ADK's said "cannot read X as an SQLite database: E", the Agents SDK's "cannot read X as an OpenAI Agents SDK
+    session database: E", neither what to do."""
+    folder = tmp_path / "sessions.db"  # a folder of a database's name: SQLite cannot open it
+    folder.mkdir()
+    said = []
+    for reader, what in [(adk_db, "a Google ADK session database"), (agents_db, "an OpenAI Agents SDK session database")]:
+        with pytest.raises(SAMFileError) as err:
+            list(reader.sessions(folder))
+        said.append(str(err.value).replace(what, "WHAT"))
+        assert str(err.value).startswith(f"cannot open {folder} as {what} (") and "'.backup COPY.db'" in str(err.value)
+    assert said[0] == said[1] and "\n" not in said[0]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.formats.base import TranscriptFormatError, unread_database
-from sam_model.data.formats.sqlitestores import holds, read_only
+from sam_model.data.formats.sqlitestores import holds, opened
 from sam_model.io import SAMFileError
 
 COLUMNS = {"id", "app_name", "user_id", "session_id", "invocation_id", "timestamp", "event_data"}
@@ -48,10 +48,7 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
     first events (ties by app, user and id, so every run writes one order); a database that is no ADK session store
     is refused in one line saying what to give. One session's rows are held at a time: a database of years of
     sessions is read in the memory of its longest."""
-    try:
-        con = read_only(p)
-    except sqlite3.Error as exc:
-        raise SAMFileError(f"cannot read {p} as an SQLite database: {exc}") from None
+    con = opened(p, WHAT)
     try:
         found = _columns(con, "events")
         if not KEYS <= found:  # no events table, or another app's (its own columns): no ADK session database

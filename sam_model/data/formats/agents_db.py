@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.formats.base import TranscriptFormatError, unread_database
-from sam_model.data.formats.sqlitestores import holds, read_only
+from sam_model.data.formats.sqlitestores import holds, opened
 from sam_model.io import SAMFileError
 
 TABLE = "agent_messages"  # SQLiteSession's default messages_table
@@ -100,10 +100,7 @@ def sessions(p: Path) -> Iterator[tuple[Any, str]]:
     AdvancedSQLiteSession's), in a stable order; a row whose message_data is no JSON object fails its session alone,
     naming the row. One session's rows are held at a time: a database of years of sessions is read in the memory of
     its longest."""
-    try:
-        con = read_only(p)
-    except sqlite3.Error as exc:
-        raise SAMFileError(f"cannot read {p} as {WHAT}: {exc}") from None
+    con = opened(p, WHAT)
     try:
         found = tables(con)
         if len(found) == 1 and STRUCTURE <= {row[1] for row in con.execute("PRAGMA table_info(message_structure)")}:

@@ -35,6 +35,16 @@ def read_only(p: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
 
 
+def opened(p: Path, what: str) -> sqlite3.Connection:
+    """``p`` opened read-only for a reader's sessions (ADK's, the Agents SDK's), or one line naming it, ``what`` it was
+    read as and what to do: each reader said its own words, ADK's "as an SQLite database", and neither what to do."""
+    try:
+        return read_only(p)
+    except sqlite3.Error as exc:
+        raise SAMFileError(f"cannot open {p} as {what} ({exc}): give the database file itself, readable, in a folder "
+                           f"SQLite may read, or convert a copy (sqlite3 {p} '.backup COPY.db')") from None
+
+
 def holds(p: Path, test: Callable[[sqlite3.Connection], bool], what: str) -> bool:
     """Whether ``p`` is an SQLite file whose tables pass ``test`` (a folder's other databases, and files that are no
     SQLite, are no runs, not errors). One that may be a store but cannot be told is refused naming ``what`` it may
