@@ -14,12 +14,16 @@ are answered, fd 0 and 1 diverted while serving) is the SDK's own."""
 from __future__ import annotations
 
 import codecs
+import os
 import sys
-from collections.abc import AsyncIterator
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any, BinaryIO
 
 import anyio
+from anyio import from_thread, lowlevel
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import (
@@ -76,6 +80,7 @@ class _Answers:
         self.lines = lines
 
     async def send(self, item: SessionMessage) -> None:
+        self.lines.asking(item.message)  # before it goes: the client may answer at once
         await self.stream.send(item)
         self.lines.answered(item.message)
 
@@ -92,14 +97,27 @@ class _Answers:
 
 class _Lines:
     """stdin's lines as the SDK's reader takes them (an async iterable of text), each refused one answered on the
-    SDK's write stream (its one writer of stdout: no answer can tear another) instead of passed on."""
+    SDK's write stream (its one writer of stdout: no answer can tear another) instead of passed on.
+
+    stdin is read on a daemon thread of its own, one line ahead at most while the bound holds: with
+    :data:`MAX_IN_FLIGHT` requests unanswered the next lines wait in the pipe. Except while the server waits on the
+    client (a tool's sampling, elicitation or ping: a request the server sent, not answered yet): then the lines are
+    read on, the client's answers and notifications passed on at once and its new requests held, in order, until
+    the bound lets them through. The bound held every line, so 64 tools waiting on the client's answers stopped the
+    reader from reading them: none was ever answered. The thread is a daemon's so that a stop other than the end of
+    input (a signal) is not held up by a read that waits on the client for ever."""
 
     def __init__(self, source: BinaryIO):
         self.source = source
         self.answers: Any = None
         self.opened = anyio.Event()
         self.unanswered: set[int | str] = set()  # ids of the requests passed on, not answered yet
-        self.freed = anyio.Event()
+        self.asked: set[int | str] = set()  # ids of the server's requests to the client, not answered yet
+        self.incoming: deque[bytes] = deque()  # lines read by the thread, not looked at yet
+        self.held: deque[tuple[str, Any]] = deque()  # the client's requests read past the bound: (line, message)
+        self.ended = False  # the thread read the end of input (or stdin failed)
+        self.changed = anyio.Event()
+        self.gate = threading.Event()  # set: the thread may read the next line
 
     def open(self, answers: Any) -> None:
         """The SDK's write stream is open: lines may be read and answered."""
@@ -113,7 +131,41 @@ class _Lines:
         """``message`` goes to stdout: a request it answers is no longer in flight."""
         if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
             self.unanswered.discard(message.id)
-            self.freed.set()
+            self._changed()
+
+    def asking(self, message: Any) -> None:
+        """``message`` goes to stdout: a request of the server's is one the client's answer to must be read."""
+        if isinstance(message, JSONRPCRequest):
+            self.asked.add(message.id)
+            self._changed()
+
+    def _changed(self) -> None:
+        """Something the reader waits on changed: wake it, and open or close the thread's gate."""
+        self.changed.set()
+        self.changed = anyio.Event()
+        full = len(self.unanswered) + len(self.held) >= MAX_IN_FLIGHT and not self.asked
+        if self.incoming or full:
+            self.gate.clear()
+        else:
+            self.gate.set()
+
+    def _arrived(self, raw: bytes | None) -> None:
+        """On the event loop: the thread read ``raw`` (None: the end of input)."""
+        if raw is None:
+            self.ended = True
+        else:
+            self.incoming.append(raw)
+        self._changed()
+
+    def _pump(self, token: Any) -> None:
+        """The thread: stdin's lines handed to the event loop, each read only once the gate is open."""
+        try:
+            for raw in _raw_lines(self.source):
+                from_thread.run_sync(self._arrived, raw, token=token)
+                self.gate.wait()
+            from_thread.run_sync(self._arrived, None, token=token)
+        except Exception:  # noqa: BLE001 (the loop is gone: the server stopped, nothing to tell)
+            return
 
     async def _drained(self) -> None:
         """The end of input: the SDK's server cancels every request still in flight when its read stream ends, so a
@@ -125,26 +177,51 @@ class _Lines:
 
     async def _read(self) -> AsyncIterator[str]:
         await self.opened.wait()
+        self._changed()
+        threading.Thread(target=self._pump, args=(lowlevel.current_token(),), name="sam-serve stdin",
+                         daemon=True).start()
         number = 0
-        async for raw in anyio.wrap_file(self.source):
-            while len(self.unanswered) >= MAX_IN_FLIGHT:  # the SDK's server takes each request as a task, unbounded
-                self.freed = anyio.Event()
-                await self.freed.wait()
-            number += 1
-            line, why = refused(raw, number)
-            if why is None and not line.strip():
-                continue  # a blank line holds no message: nothing to answer
-            if why is None:
-                message, answer = unread(line, number)
-                if answer is None:
-                    self._note(message)
+        while True:
+            if self.held and len(self.unanswered) < MAX_IN_FLIGHT:
+                line, message = self.held.popleft()
+                self._note(message)
+                self._changed()
+                yield line
+            elif self.incoming:
+                raw = self.incoming.popleft()
+                self._changed()
+                number += 1
+                line, answer = self._take(raw, number)
+                if answer is not None:
+                    await self.answers.send(SessionMessage(jsonrpc_message_adapter.validate_python(
+                        answer, by_name=False)))
+                elif line is not None:
                     yield line
-                    continue
+            elif self.ended:
+                break
             else:
-                answer = parse_error(why, id_of(raw.decode("utf-8", "surrogateescape")))
-            error = jsonrpc_message_adapter.validate_python(answer, by_name=False)
-            await self.answers.send(SessionMessage(error))
+                await self.changed.wait()
         await self._drained()
+
+    def _take(self, raw: bytes, number: int) -> tuple[str | None, dict[str, Any] | None]:
+        """(the line to pass on now, None), (None, the error answering it) or (None, None): a blank line, or a
+        request held while :data:`MAX_IN_FLIGHT` are unanswered (or others are held before it)."""
+        line, why = refused(raw, number)
+        if why is not None:
+            return None, parse_error(why, id_of(raw.decode("utf-8", "surrogateescape")))
+        if not line.strip():
+            return None, None  # a blank line holds no message: nothing to answer
+        message, answer = unread(line, number)
+        if answer is not None:
+            return None, answer
+        if isinstance(message, JSONRPCRequest) and (self.held or len(self.unanswered) >= MAX_IN_FLIGHT):
+            self.held.append((line, message))
+            self._changed()
+            return None, None
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self.asked.discard(message.id)  # type: ignore[arg-type]
+        self._note(message)
+        return line, None
 
     def _note(self, message: Any) -> None:
         """A request passed on is in flight until answered; one the client cancels is answered never."""
@@ -152,6 +229,28 @@ class _Lines:
             self.unanswered.add(message.id)
         elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
             self.unanswered.discard((message.params or {}).get("requestId"))  # type: ignore[arg-type]
+
+
+def _raw_lines(source: BinaryIO) -> Iterator[bytes]:
+    """``source``'s lines as bytes, read from its file descriptor where it has one: a daemon thread blocked in a
+    buffered file's read holds its lock, which the interpreter's exit then waits on (a fatal error), where one
+    blocked in os.read holds nothing. A source with no descriptor (a test's bytes) is read by its own lines."""
+    try:
+        fd = source.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield from source
+        return
+    pending = bytearray()
+    while chunk := os.read(fd, 1 << 16):
+        start = len(pending)  # where a newline may be: the bytes before held none
+        pending += chunk
+        cut = 0
+        while (at := pending.find(b"\n", start)) >= 0:
+            yield bytes(pending[cut:at + 1])
+            cut = start = at + 1
+        del pending[:cut]
+    if pending:
+        yield bytes(pending)
 
 
 def _claim_stdin() -> tuple[BinaryIO, Any]:
@@ -165,12 +264,13 @@ def _claim_stdin() -> tuple[BinaryIO, Any]:
 
 
 @asynccontextmanager
-async def strict_stdio() -> AsyncIterator[tuple[Any, Any]]:
-    """(read stream, write stream) for an MCP server, as the SDK's stdio_server yields them."""
-    source, release = _claim_stdin()
+async def strict_stdio(source: BinaryIO | None = None, stdout: Any = None) -> AsyncIterator[tuple[Any, Any]]:
+    """(read stream, write stream) for an MCP server, as the SDK's stdio_server yields them; ``source`` (bytes) and
+    ``stdout`` (an anyio text file): a client's pipes instead of the process's stdin and stdout (a test's)."""
+    source, release = _claim_stdin() if source is None else (source, None)
     lines = _Lines(source)
     try:
-        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+        async with stdio_server(stdin=lines, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
             lines.open(write_stream)
             yield read_stream, _Answers(write_stream, lines)
     finally:
