@@ -41,9 +41,12 @@ the SDK read the last value, and each such byte as U+FFFD.
 """
 
 
+import logging
+import signal
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -54,6 +57,8 @@ from sam_model.serve.scopes import check_fixed, refusal, within
 from sam_model.serve.stdio import strict_stdio
 from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
+
+log = logging.getLogger("sam_model.serve")
 
 CALL = ("The tool call you are about to make, before you make it: {\"name\": \"book_flight\", \"arguments\": "
         "{\"user_id\": \"mia_li_3668\", ...}} (or a list of the calls you are about to make together). Instead of "
@@ -225,10 +230,28 @@ class _Server(MCPServer):
 
     async def run_stdio_async(self) -> None:
         """The SDK's, over stdin's lines read as bytes (sam_model.serve.stdio): a line that is no UTF-8 or gives a key
-        twice is refused in a JSON-RPC parse error, where the SDK's reading changed or lost what it said."""
-        async with strict_stdio() as (read_stream, write_stream):
-            await self._lowlevel_server.run(read_stream, write_stream,
-                                            self._lowlevel_server.create_initialization_options())
+        twice is refused in a JSON-RPC parse error, where the SDK's reading changed or lost what it said. SIGINT or
+        SIGTERM stops it as the end of input does, without waiting on stdin: the process then checkpoints and exits
+        (SIGINT left it waiting in stdin's read until the client wrote or closed; SIGTERM ended it unsaved)."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_stop_on_signal, tg.cancel_scope)
+            async with strict_stdio() as (read_stream, write_stream):
+                await self._lowlevel_server.run(read_stream, write_stream,
+                                                self._lowlevel_server.create_initialization_options())
+            tg.cancel_scope.cancel()
+
+
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+    """Cancel ``scope`` (the stdio server) at SIGINT or SIGTERM; where signals cannot be received (Windows, a thread
+    other than the main one), nothing."""
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for received in signals:
+                log.info("sam-serve: %s received, stopping", signal.Signals(received).name)
+                scope.cancel()
+                return
+    except (NotImplementedError, ValueError, RuntimeError):  # no signals here: the process's default stands
+        return
 
 
 _JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"),
