@@ -10,6 +10,7 @@ import io
 import json
 import os
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -48,19 +49,13 @@ def fake_client(to_server: int, from_server: int, answered: list[dict]) -> None:
                     return
 
 
-def test_tools_waiting_on_the_client_are_answered_past_the_bound():
-    server = MCPServer("waits")
-
-    @server.tool()
-    async def asks_the_client(ctx: Context) -> str:
-        await ctx.session.send_ping()  # a request of the server's: the client's answer must be read
-        return "pong read"
-
+def serve_over_pipes(server: MCPServer, client: Callable[[int, int], None], done: Callable[[], bool]) -> None:
+    """``server`` over sam-serve's stdio transport, the client a thread writing to one pipe and reading the other,
+    until ``done()``, the client ends, or 30 s."""
     to_server_r, to_server_w = os.pipe()
     from_server_r, from_server_w = os.pipe()
-    answered: list[dict] = []
-    client = threading.Thread(target=fake_client, args=(to_server_w, from_server_r, answered), daemon=True)
-    client.start()
+    thread = threading.Thread(target=client, args=(to_server_w, from_server_r), daemon=True)
+    thread.start()
 
     async def serve() -> None:
         stdout = anyio.wrap_file(io.TextIOWrapper(os.fdopen(from_server_w, "wb"), encoding="utf-8"))
@@ -69,11 +64,69 @@ def test_tools_waiting_on_the_client_are_answered_past_the_bound():
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(server._lowlevel_server.run, read_stream, write_stream,
                                   server._lowlevel_server.create_initialization_options())
-                    while len(answered) < CALLS and client.is_alive():
+                    while not done() and thread.is_alive():
                         await anyio.sleep(0.05)
                     tg.cancel_scope.cancel()
 
     anyio.run(serve)
+
+
+def test_tools_waiting_on_the_client_are_answered_past_the_bound():
+    server = MCPServer("waits")
+
+    @server.tool()
+    async def asks_the_client(ctx: Context) -> str:
+        await ctx.session.send_ping()  # a request of the server's: the client's answer must be read
+        return "pong read"
+
+    answered: list[dict] = []
+    serve_over_pipes(server, lambda to_server, from_server: fake_client(to_server, from_server, answered),
+                     lambda: len(answered) == CALLS)
     assert len(answered) == CALLS, f"{len(answered)} of {CALLS} calls answered: the reader stopped at the bound"
     assert sorted(a["id"] for a in answered) == list(range(CALLS))
     assert all(a["result"]["content"][0]["text"] == "pong read" for a in answered), answered[:2]
+
+
+class Counting:
+    """A TypeAdapter's stand-in counting the JSON texts it reads."""
+
+    def __init__(self, adapter):
+        self.adapter, self.reads = adapter, 0
+
+    def validate_json(self, *args, **kwargs):
+        self.reads += 1
+        return self.adapter.validate_json(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.adapter, name)
+
+
+def test_each_line_is_read_by_the_sdks_reader_once(monkeypatch):
+    """Each line was read as JSON three times: for a key given twice, by the SDK's reader to tell a line it cannot
+    read, then by the SDK's stdio once more. Now the message the SDK's reader made is the server's."""
+    import mcp_types
+
+    import sam_model.serve.stdio as stdio
+
+    counting = Counting(mcp_types.jsonrpc_message_adapter)
+    monkeypatch.setattr(mcp_types, "jsonrpc_message_adapter", counting)
+    monkeypatch.setattr(stdio, "jsonrpc_message_adapter", counting)
+    server = MCPServer("echo")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    calls = [{"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "echo", "arguments": {
+        "text": f"said {i}"}}} for i in range(5)]
+    answered: list[dict] = []
+
+    def client(to_server: int, from_server: int) -> None:
+        with os.fdopen(to_server, "wb", buffering=0) as out, os.fdopen(from_server, "rb") as inp:
+            out.write(line(INIT) + line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            out.write(b"".join(map(line, calls)))
+            answered.extend(json.loads(inp.readline()) for _ in range(1 + len(calls)))
+
+    serve_over_pipes(server, client, lambda: len(answered) == 1 + len(calls))
+    assert sorted(a["result"]["content"][0]["text"] for a in answered[1:]) == [f"said {i}" for i in range(5)]
+    assert counting.reads == 2 + len(calls), f"{counting.reads} reads of {2 + len(calls)} lines"

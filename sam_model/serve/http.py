@@ -246,7 +246,9 @@ class _UniqueKeys:
     by pydantic, which kept the last value as Python's reader did (``remember(user_id="alice", user_id="bob")``
     stored bob's memory). Answered as the SDK answers a body it cannot parse (400, JSON-RPC error -32700), naming
     the key (sam_model.serve.jsonrpc, the rule of --stdio's lines too); any other problem of the body is left to
-    the SDK."""
+    the SDK. So a body is read as JSON twice: the SDK's transport reads the body itself, with no way to take a
+    message read already (--stdio's server takes its messages, read once). The first read costs about 0.1 ms on a
+    25 kB call and 1.5 to 5 ms on a 1 MB one (a 2-core Xeon, 2026-12-07), less than a remember's encoding."""
 
     def __init__(self, app: Any):
         self.app = app

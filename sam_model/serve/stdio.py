@@ -96,8 +96,11 @@ class _Answers:
 
 
 class _Lines:
-    """stdin's lines as the SDK's reader takes them (an async iterable of text), each refused one answered on the
-    SDK's write stream (its one writer of stdout: no answer can tear another) instead of passed on.
+    """stdin's lines as the messages the SDK's server reads (an async iterable), each refused line answered on the
+    SDK's write stream (its one writer of stdout: no answer can tear another) instead of passed on. A line is read
+    as JSON twice, not three times: once for a key given twice (Python's reader, whose pairs the SDK's cannot
+    show), once by the SDK's own reader (pydantic's), whose message is then the server's; the SDK's stdio read each
+    line it was given again. On a 1 MB line each read takes about 1.5 ms, a remember's encoding far more.
 
     stdin is read on a daemon thread of its own, one line ahead at most while the bound holds: with
     :data:`MAX_IN_FLIGHT` requests unanswered the next lines wait in the pipe. Except while the server waits on the
@@ -114,7 +117,7 @@ class _Lines:
         self.unanswered: set[int | str] = set()  # ids of the requests passed on, not answered yet
         self.asked: set[int | str] = set()  # ids of the server's requests to the client, not answered yet
         self.incoming: deque[bytes] = deque()  # lines read by the thread, not looked at yet
-        self.held: deque[tuple[str, Any]] = deque()  # the client's requests read past the bound: (line, message)
+        self.held: deque[Any] = deque()  # the client's requests read past the bound, as read
         self.ended = False  # the thread read the end of input (or stdin failed)
         self.changed = anyio.Event()
         self.gate = threading.Event()  # set: the thread may read the next line
@@ -124,7 +127,7 @@ class _Lines:
         self.answers = answers
         self.opened.set()
 
-    def __aiter__(self) -> AsyncIterator[str]:
+    def __aiter__(self) -> AsyncIterator[Any]:
         return self._read()
 
     def answered(self, message: Any) -> None:
@@ -175,7 +178,7 @@ class _Lines:
             while self.unanswered:
                 await anyio.sleep(0.02)
 
-    async def _read(self) -> AsyncIterator[str]:
+    async def _read(self) -> AsyncIterator[Any]:
         await self.opened.wait()
         self._changed()
         threading.Thread(target=self._pump, args=(lowlevel.current_token(),), name="sam-serve stdin",
@@ -183,28 +186,28 @@ class _Lines:
         number = 0
         while True:
             if self.held and len(self.unanswered) < MAX_IN_FLIGHT:
-                line, message = self.held.popleft()
+                message = self.held.popleft()
                 self._note(message)
                 self._changed()
-                yield line
+                yield message
             elif self.incoming:
                 raw = self.incoming.popleft()
                 self._changed()
                 number += 1
-                line, answer = self._take(raw, number)
+                message, answer = self._take(raw, number)
                 if answer is not None:
                     await self.answers.send(SessionMessage(jsonrpc_message_adapter.validate_python(
                         answer, by_name=False)))
-                elif line is not None:
-                    yield line
+                elif message is not None:
+                    yield message
             elif self.ended:
                 break
             else:
                 await self.changed.wait()
         await self._drained()
 
-    def _take(self, raw: bytes, number: int) -> tuple[str | None, dict[str, Any] | None]:
-        """(the line to pass on now, None), (None, the error answering it) or (None, None): a blank line, or a
+    def _take(self, raw: bytes, number: int) -> tuple[Any, dict[str, Any] | None]:
+        """(the message to pass on now, None), (None, the error answering it) or (None, None): a blank line, or a
         request held while :data:`MAX_IN_FLIGHT` are unanswered (or others are held before it)."""
         line, why = refused(raw, number)
         if why is not None:
@@ -215,13 +218,13 @@ class _Lines:
         if answer is not None:
             return None, answer
         if isinstance(message, JSONRPCRequest) and (self.held or len(self.unanswered) >= MAX_IN_FLIGHT):
-            self.held.append((line, message))
+            self.held.append(message)
             self._changed()
             return None, None
         if isinstance(message, JSONRPCResponse | JSONRPCError):
             self.asked.discard(message.id)  # type: ignore[arg-type]
         self._note(message)
-        return line, None
+        return message, None
 
     def _note(self, message: Any) -> None:
         """A request passed on is in flight until answered; one the client cancels is answered never."""
@@ -263,16 +266,44 @@ def _claim_stdin() -> tuple[BinaryIO, Any]:
     return _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
 
 
+class _NoLines:
+    """The SDK's stdio_server's own stdin: no line, ended once ``done`` is set. Its reader would read each line as
+    JSON once more; the server reads the messages :class:`_Lines` read instead, and the SDK's stdout is kept."""
+
+    def __init__(self, done: anyio.Event):
+        self.done = done
+
+    def __aiter__(self) -> _NoLines:
+        return self
+
+    async def __anext__(self) -> str:
+        await self.done.wait()
+        raise StopAsyncIteration
+
+
 @asynccontextmanager
 async def strict_stdio(source: BinaryIO | None = None, stdout: Any = None) -> AsyncIterator[tuple[Any, Any]]:
     """(read stream, write stream) for an MCP server, as the SDK's stdio_server yields them; ``source`` (bytes) and
     ``stdout`` (an anyio text file): a client's pipes instead of the process's stdin and stdout (a test's)."""
     source, release = _claim_stdin() if source is None else (source, None)
-    lines = _Lines(source)
+    lines, done = _Lines(source), anyio.Event()
+    sender, receiver = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+    async def feed() -> None:
+        async with sender:
+            async for message in lines:
+                await sender.send(SessionMessage(message))
+
     try:
-        async with stdio_server(stdin=lines, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
+        async with stdio_server(stdin=_NoLines(done), stdout=stdout) as (_, write_stream):  # type: ignore[arg-type]
             lines.open(write_stream)
-            yield read_stream, _Answers(write_stream, lines)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(feed)
+                try:
+                    yield receiver, _Answers(write_stream, lines)
+                finally:
+                    done.set()
+                    tg.cancel_scope.cancel()
     finally:
         if release is not None:
             release()
