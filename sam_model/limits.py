@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from sam_model.io import json_type
+from sam_model.scripts import emoji_joins, mixed, script
 
 MAX_K = 10_000  # results of one search
 MAX_TEXT_CHARS = 100_000  # one memory's text, one query or observation (~25k tokens; BERT reads 512 at most)
@@ -133,8 +134,8 @@ def check_scope(value: Any, name: str, held: Callable[[str], bool] | None = None
     """A ``user_id``, ``agent_id`` or ``run_id`` (None: not given), else a ValueError naming ``name``: a non-empty
     string of at most MAX_SCOPE_CHARS characters, without '/' (ScopedMemory.episode_of joins the scopes by it into
     one conversation's name) and of the characters :func:`scope_flaw` takes (no control character, no invisible
-    one, in Unicode NFC). The one rule of every entry point: ScopedMemory, sam-serve's HTTP bodies and query
-    parameters, MCP's tools, the adapters and the scopes a key or ``--user-id`` fixes.
+    one, in Unicode NFC, letters of one script). The one rule of every entry point: ScopedMemory, sam-serve's HTTP
+    bodies and query parameters, MCP's tools, the adapters and the scopes a key or ``--user-id`` fixes.
 
     ``held``: whether the store holds memories under this exact value (a read or a delete). Such a value is taken
     despite its :func:`scope_flaw`: memories saved under it before the rule came must stay listed, exported and
@@ -241,7 +242,7 @@ def _separates(value: str, i: int) -> bool:
 def _unseen(value: str, i: int, category: str) -> bool:
     """Whether ``value[i]`` (of Unicode ``category``) is an invisible character that shows nothing there."""
     if category == "Cf":
-        return not (_joins(value, i) or _separates(value, i))
+        return not (_joins(value, i) or _separates(value, i) or emoji_joins(value, i))
     return value[i] in UNSEEN or (_is_selector(value[i]) and not _selects(value, i))
 
 
@@ -251,7 +252,8 @@ def scope_flaw(value: str) -> Flaw | None:
     an invisible character (:func:`_unseen`): a format one (Cf) such as zero-width U+200B, U+200C, U+200D (but
     one that shows: :func:`_joins`, :func:`_separates`), U+2060, U+FEFF, a bidi control (U+202E shows ``alice``
     backwards) or a soft hyphen; one of :data:`UNSEEN`; a variation selector after a base it shows no variation of
-    (:func:`_selects`); or a form other than Unicode NFC (``'e\u0301'`` for ``'é'``).
+    (:func:`_selects`); a form other than Unicode NFC (``'e\u0301'`` for ``'é'``); or letters mixing scripts
+    (sam_model.scripts.mixed: ``'\u0430lice'`` with a Cyrillic a), though an emoji ZWJ sequence's joiner shows.
     Why: each made an id that looks like another yet was another scope, so a user whose client normalized
     differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.
     Refused, not normalized: normalizing would move (on a load) or merge (on a call) the scopes of saves already
@@ -275,6 +277,13 @@ def scope_flaw(value: str) -> Flaw | None:
                     "in NFC)",
                     "send it normalized to NFC, unicodedata.normalize('NFC', id) (the same letters written another "
                     "way would be another scope)", "2026-12-07")
+    if (mix := mixed(value)) is not None:
+        said = [f"{value[i]!r} ({unicodedata.name(value[i], 'a letter')}) at position {i} is {script(value[i])}"
+                for i in mix]
+        return Flaw(f"mixes scripts: {said[0]}, {said[1]}",
+                    "give an id whose letters are of one script (Latin may go with Han, Hiragana, Katakana, Hangul or "
+                    "Bopomofo; digits, punctuation and emoji with any): a letter of another script that looks like "
+                    "one of these makes an id that looks like another's, yet is another scope", "2026-12-07")
     return None
 
 

@@ -37,12 +37,13 @@ def check_scopes(user_id: Any, agent_id: Any, run_id: Any) -> dict[str, str | No
 
 def flawed_scopes(entries: Iterable[Any], where: str, what: str = "memories") -> None:
     """Log one warning line per scope value no call takes any more, whatever its flaw (:func:`scope_flaw`: a
-    control character, taken until 2026-12-06; an invisible character or a form other than NFC, each a look-alike of
-    another id, until 2026-12-07) of a loaded save's memories (``entries``: their ids and scopes; or a replayed log's writes,
-    ``what``), naming the file, the field and the value, and how to keep the memories. Not refused: that would lose
-    them, and they stay listed and erasable by a read or delete naming the value as written (limits.check_scope's
-    ``held``). Named for scope_flaw, the one rule it reports: its name until 2026-12-07, unprintable_scopes, said
-    control characters alone, and stays as another name of it so code importing it runs."""
+    control character, taken until 2026-12-06; an invisible character, a form other than NFC or letters mixing
+    scripts, each a look-alike of another id, until 2026-12-07) of a loaded save's memories (``entries``: their ids
+    and scopes; or a replayed log's writes, ``what``), naming the file, the field and the value, and how to keep the
+    memories. Not refused: that would lose them, and they stay listed and erasable by a read or delete naming the
+    value as written (limits.check_scope's ``held``). Named for scope_flaw, the one rule it reports: its name until
+    2026-12-07, unprintable_scopes, said control characters alone, and stays as another name of it so code
+    importing it runs."""
     found: dict[tuple[str, str], dict] = {}
     for e in entries:
         for name in SCOPES:

@@ -314,8 +314,9 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         """Replace the words of the memory ``memory_id`` by ``data`` (Mem0's ``update``): same id, scopes, step
         and place in the write order, a new vector; an UPDATE in its history. "Make the budget $3,500" is then
         one memory that says $3,500, not a second one beside the old. Scopes, when given, must be the memory's
-        (else KeyError, as for an unknown id)."""
-        if self._own(memory_id, self._scopes(user_id, agent_id, run_id, need=False)) is None:
+        (else KeyError, as for an unknown id). A scope no add takes any more (limits.scope_flaw) is taken where
+        memories are held under it, as by a read or delete: the memory's user corrects its words where they are."""
+        if self._own(memory_id, self._scopes(user_id, agent_id, run_id, need=False, held=self._held)) is None:
             raise KeyError(f"memory {memory_id!r} is not in the store{_within(user_id, agent_id, run_id)} (ids come "
                            "from add, search or get_all)")
         if not isinstance(data, str) or not data.strip():
