@@ -130,3 +130,38 @@ def test_each_line_is_read_by_the_sdks_reader_once(monkeypatch):
     serve_over_pipes(server, client, lambda: len(answered) == 1 + len(calls))
     assert sorted(a["result"]["content"][0]["text"] for a in answered[1:]) == [f"said {i}" for i in range(5)]
     assert counting.reads == 2 + len(calls), f"{counting.reads} reads of {2 + len(calls)} lines"
+
+
+def test_requests_held_past_the_bound_at_the_end_of_input_are_passed_on():
+    """While the server waits on the client the lines are read on, its new requests held; the end of input came
+    with requests still held (the bound full) and ended the reading: they were never passed on nor answered."""
+    from mcp_types import JSONRPCRequest, JSONRPCResponse
+
+    from sam_model.serve.stdio import _Lines
+
+    requests = [line({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "x"}})
+                for i in range(CALLS)]
+    answer = line({"jsonrpc": "2.0", "id": "s1", "result": {}})
+    lines = _Lines(io.BytesIO(b"".join(requests) + answer))
+    lines.asking(JSONRPCRequest(jsonrpc="2.0", id="s1", method="ping"))  # the server waits on the client
+    taken: list = []
+
+    async def run() -> None:
+        async def read() -> None:
+            async for message in lines:
+                taken.append(message)
+
+        async with anyio.create_task_group() as tg:
+            lines.open(None)
+            tg.start_soon(read)
+            await anyio.sleep(0.5)  # the bound's requests, then the client's answer past the held ones
+            assert [getattr(m, "id", None) for m in taken] == [*range(MAX_IN_FLIGHT), "s1"]
+            for i in range(CALLS):
+                lines.answered(JSONRPCResponse(jsonrpc="2.0", id=i, result={}))
+                await anyio.sleep(0.01)
+            with anyio.fail_after(10):
+                while len(taken) < CALLS + 1:
+                    await anyio.sleep(0.05)
+
+    anyio.run(run)
+    assert [m.id for m in taken] == [*range(MAX_IN_FLIGHT), "s1", *range(MAX_IN_FLIGHT, CALLS)]

@@ -200,7 +200,7 @@ class _Lines:
                         answer, by_name=False)))
                 elif message is not None:
                     yield message
-            elif self.ended:
+            elif self.ended and not self.held:  # held requests are passed on first
                 break
             else:
                 await self.changed.wait()
