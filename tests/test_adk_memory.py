@@ -505,3 +505,94 @@ def test_a_deleted_session_stays_deleted_when_added_again_after_a_restart(adapte
     chat = to_chat(session().doc["events"]).messages
     assert len(stored(store, **scopes)) == len(chat) - 4  # the next turn alone, each message once
     assert [r["metadata"]["adk_from"] for r in store.get_all(**scopes, limit=None)["results"]][0] == 4
+
+
+def events(first: int = 0, last: int | None = None, **edits: str) -> list[Any]:
+    """The airline session's events[first:last], as ADK's Events where google-adk is installed (else their dumps, as
+    the service reads them); ``edits``: an event id's new text."""
+    evs = [{**e, "content": {"role": e["content"]["role"], "parts": [{"text": edits[e["id"]]}]}} if e["id"] in edits
+           else e for e in session().doc["events"][first:last]]
+    if REAL:
+        from google.adk.events import Event
+
+        return [Event.model_validate(e) for e in evs]
+    return evs
+
+
+def add_events(service: Any, evs: list[Any], **kw: Any) -> None:
+    asyncio.run(service.add_events_to_memory(**{"app_name": "airline", "user_id": "ann_lee_123",
+                                                "session_id": "conv-1", "events": evs, **kw}))
+
+
+def test_events_added_as_deltas_are_stored_once_as_the_session_would_be(adapter):
+    """ADK's add_events_to_memory (a delta: the latest turn) stored nothing (BaseMemoryService's NotImplementedError):
+    each event is stored once by its id, resent or overlapping deltas and a service made anew included, and the
+    scope holds what add_session_to_memory stores of the whole session."""
+    store, whole = ScopedMemory(HashingEncoder(64)), ScopedMemory(HashingEncoder(64))
+    asyncio.run(adapter.SAMMemoryService(whole).add_session_to_memory(session()))
+    service = adapter.SAMMemoryService(store)
+    add_events(service, events(0, 4))
+    add_events(service, events(0, 4))  # sent again
+    add_events(service, events(2, 6))  # overlapping
+    add_events(adapter.SAMMemoryService(store), events())  # a restart, sent whole
+    scopes = {"user_id": "ann_lee_123", "agent_id": "airline", "run_id": "conv-1"}
+    assert stored(store, **scopes) == stored(whole, **scopes)
+    assert store.live_state(**scopes).to_json() == whole.live_state(**scopes).to_json()  # ev-6 answers ev-5's call
+    meta = [r["metadata"] for r in store.get_all(**scopes, limit=None)["results"]]
+    assert meta[0]["adk_events"] == ["ev-0"] and meta[0]["adk_author"] == "user" and meta[0]["adk_session"] == "conv-1"
+    found = asyncio.run(service.search_memory(app_name="airline", user_id="ann_lee_123", query="reservation"))
+    assert found.memories and {m.custom_metadata["session"] for m in found.memories} == {"conv-1"}
+
+
+def test_events_are_scoped_by_app_and_user_and_refused_without_them(adapter):
+    """As add_session_to_memory's: one user's events never recalled by another user or app, a session id optional
+    (ADK's: the app and user's events of no session), an app or user missing or an event without an id refused in
+    one line, nothing stored."""
+    store = ScopedMemory(HashingEncoder(64))
+    service = adapter.SAMMemoryService(store)
+    add_events(service, events(), session_id=None)
+    bob = json.loads(json.dumps(session().doc["events"]).replace("QX7Z9A", "ZZ1111"))
+    asyncio.run(service.add_events_to_memory(app_name="airline", user_id="bob_9", events=bob, session_id="b"))
+    asyncio.run(service.add_events_to_memory(app_name="hotel", user_id="ann_lee_123", events=events(0, 1)))
+    for app, user, mine, other in (("airline", "ann_lee_123", "QX7Z9A", "ZZ1111"),
+                                   ("airline", "bob_9", "ZZ1111", "QX7Z9A")):
+        found = asyncio.run(service.search_memory(app_name=app, user_id=user, query="reservation QX7Z9A ZZ1111"))
+        texts = " ".join(m.content.parts[0].text for m in found.memories)
+        assert mine in texts and other not in texts
+    hotel = asyncio.run(service.search_memory(app_name="hotel", user_id="ann_lee_123", query="reservation"))
+    assert [m.content.parts[0].text for m in hotel.memories] == [HI]
+    before = len(store.get_all(agent_id="airline", limit=None)["results"])
+    for kw, match in (({"user_id": None}, "user_id missing"), ({"app_name": None}, "app_name missing"),
+                      ({"events": [{"author": "user", "content": {"role": "user", "parts": [{"text": "x"}]}}]},
+                       "event 0 has no id")):
+        with pytest.raises(ValueError, match=match):
+            add_events(service, **{"evs": events(), **kw})
+    assert len(store.get_all(agent_id="airline", limit=None)["results"]) == before
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_an_edited_event_keeps_its_first_memory_with_a_warning(adapter, caplog, restart):
+    """An event sent again under its id with another content: the memory stored first is kept (as ADK's own
+    InMemoryMemoryService keeps an id's first event), said in a warning naming the event; the edit is not stored
+    as a second memory of the same event, also by a service made anew."""
+    store = ScopedMemory(HashingEncoder(64))
+    add_events(adapter.SAMMemoryService(store), events(0, 4))
+    service = adapter.SAMMemoryService(store) if restart else None
+    with caplog.at_level(logging.WARNING):
+        add_events(service or adapter.SAMMemoryService(store), events(0, 5, **{"ev-3": "Nothing found."}))
+    texts = [t for _, t in stored(store, user_id="ann_lee_123")]
+    assert "Nothing found." not in texts and "I see reservation QX7Z9A. Cancel it?" in texts
+    assert texts[-1] == YES and len(texts) == 5
+    assert "event(s) ev-3 of session conv-1 changed" in caplog.text
+
+
+@pytest.mark.parametrize("restart", ["service", "save"])
+def test_deleted_events_stay_deleted_when_added_again_after_a_restart(adapter, tmp_path, restart):
+    store = ScopedMemory(HashingEncoder(64))
+    scopes = {"user_id": "ann_lee_123", "agent_id": "airline", "run_id": "conv-1"}
+    add_events(adapter.SAMMemoryService(store), events(0, 4))
+    store.delete_all(**scopes)
+    if restart == "save":
+        store = ScopedMemory.load(store.save(tmp_path / "m"), HashingEncoder(64))
+    add_events(adapter.SAMMemoryService(store), events())
+    assert [t for _, t in stored(store, **scopes)][0] == YES and len(stored(store, **scopes)) == 4

@@ -23,6 +23,12 @@ time), which the entries a search returns carry. ``system``: the agent's instruc
 hold, read as the policy of each session (as the reader reads a dump's ``system`` field). A text longer than a memory
 holds is stored cut as ``sam-data transcripts --result-limit 90000`` cuts it, with a warning.
 
+``add_events_to_memory`` (ADK's delta: the latest turn's events): each event stored once by its id (EVENTS, the
+ids of an add's events; the progress mark keeps each stored id's content digest, so deleted events stay deleted),
+scoped as a session's. An event sent again with another content keeps its first memory, warned: as ADK's own
+in-memory service keeps an id's first event, and a memory recalled and written into training data is not rewritten
+behind the agent's back (delete it and add the event under a new id). A session is added one way or the other.
+
 Scopes: ``user_id`` the session's user, ``agent_id`` its ``app_name``, ``run_id`` its id: ADK scopes memory by app and
 user, so a search (``search_memory(app_name, user_id, query)``) reads only that user's memories of that app, every
 session of them, never another user's or another app's. What is recalled: the ``k`` best (default 5) as
@@ -38,6 +44,7 @@ import hashlib
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -62,6 +69,7 @@ log = logging.getLogger(__name__)
 # a digest of the session's chat messages before TO (what a service made anew checks the session still begins with)
 SESSION, FROM, TO, AUTHOR, TIMESTAMP = "adk_session", "adk_from", "adk_to", "adk_author", "adk_timestamp"
 DIGEST = "adk_digest"
+EVENTS = "adk_events"  # an add_events_to_memory add's events' ids (the progress mark: each stored id's content digest)
 SESSIONS = 1024  # sessions whose chat a service keeps (a server's memory grew with every session it ever stored)
 Key = tuple[str, str, str]  # (app_name, user_id, session id)
 
@@ -92,7 +100,8 @@ class SAMMemoryService(BaseMemoryService):
         self.memory, self.k, self.system = memory, check_k(k), system
         # the chat messages stored of the SESSIONS sessions added last (one left out reads on as a service made anew)
         self._stored: OrderedDict[Key, list[dict[str, Any]]] = OrderedDict()
-        self._last: dict[tuple[str, str], str] = {}  # (app, user) -> the session added last: its state ranks
+        self._seen: OrderedDict[tuple[str, str, str | None], dict[str, str]] = OrderedDict()  # events' ids added
+        self._last: dict[tuple[str, str], str | None] = {}  # (app, user) -> the session added last: its state ranks
         # the memory's own lock, not one of this service: services made anew (each request) over one memory read
         # on after what each other stored, and two of them adding a session at once both stored it
         self._lock = memory.lock
@@ -126,25 +135,90 @@ class SAMMemoryService(BaseMemoryService):
                 log.warning("SAMMemoryService: session %s no longer begins with the %d chat messages stored (a "
                             "rewind?): read on from its chat message %d, the first that differs", sid,
                             len(stored) - policy, max(same - policy, 0))
-            tools = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
-            start = same
-            for end in range(same + 1, len(messages) + 1):  # an add a run of one author's messages
-                if end < len(messages) and self._said(events, sources, end)[0] == self._said(events, sources, start)[0]:
-                    continue
-                author, when = self._said(events, sources, start)
-                span = {SESSION: sid, FROM: max(start - policy, 0), TO: max(end - policy, 0),
-                        DIGEST: digests[max(end - policy, 0)],
-                        **({AUTHOR: author} if author else {}),
-                        **({TIMESTAMP: when} if when is not None else {})}
-                self.memory.add([cut_as_importer(messages[i], sources[i], log, tools.get(messages[i].get(
-                    "tool_call_id"))) for i in range(start, end)], **scopes, metadata=span)
-                start = end
-            self.memory.progress(**scopes, mark={TO: len(messages) - policy, DIGEST: digests[-1]})
+            self._add_runs(events, messages, sources, same, scopes, lambda start, end: {
+                SESSION: sid, FROM: max(start - policy, 0), TO: max(end - policy, 0),
+                DIGEST: digests[max(end - policy, 0)]})
+            self._mark(scopes, {TO: len(messages) - policy, DIGEST: digests[-1]})
             self._stored[key] = messages
             self._stored.move_to_end(key)
             while len(self._stored) > SESSIONS:
                 self._stored.popitem(last=False)
         return len(messages) - same
+
+    async def add_events_to_memory(self, *, app_name: str, user_id: str, events: Sequence[Any],
+                                   session_id: str | None = None,
+                                   custom_metadata: Mapping[str, object] | None = None) -> None:
+        """Store events given as a delta (ADK's newer call: the latest turn, not the whole session), each event once
+        by its id (the module doc). ``custom_metadata``: ADK's portable options, of which this service reads none."""
+        dumps = [json.loads(e.model_dump_json()) if hasattr(e, "model_dump_json") else e for e in events]
+        await asyncio.to_thread(self.store_events, app_name, user_id, dumps, session_id)
+
+    def store_events(self, app_name: str, user_id: str, events: list[dict[str, Any]],
+                     session_id: str | None = None) -> int:
+        """Store events' dumps (``json.loads(event.model_dump_json())``) whose ids were not stored before in the
+        session (``session_id``; None: the app and user's events of no session); returns how many chat messages
+        were added. An event stored before whose content changed keeps its first memory, with a warning."""
+        scopes = _scopes(app_name, user_id, session_id)
+        for i, e in enumerate(events):
+            if not isinstance(e, Mapping) or not isinstance(e.get("id"), str) or not e["id"]:
+                raise ValueError(f"SAMMemoryService.add_events_to_memory: event {i} has no id (got "
+                                 f"{type(e).__name__}): give ADK's Events, whose ids say which are stored already")
+        with self._lock:
+            key = (app_name, user_id, session_id)
+            seen = self._seen[key] if key in self._seen else self._seen_before(scopes)
+            new, changed = [], []
+            for e in events:
+                digest = _digests([e.get("content")])[-1]
+                if e["id"] in seen:
+                    changed += [e["id"]] if seen[e["id"]] not in ("", digest) else []  # "": read off a memory
+                    continue
+                seen[e["id"]] = digest  # an id twice in one delta: its first stored, as ADK's in-memory service does
+                new.append(e)
+            if changed:
+                log.warning("SAMMemoryService: event(s) %s of session %s changed since they were stored: the memory "
+                            "stored first is kept (delete it and add the event under a new id to store the edit)",
+                            ", ".join(changed), session_id)
+            self._last[(app_name, user_id)] = session_id
+            chat = to_chat(new, f"session {session_id} (events added)")
+            self._add_runs(new, chat.messages, chat.sources, 0, scopes, lambda start, end: {
+                SESSION: session_id, EVENTS: sorted({new[int(chat.sources[i].removeprefix("event "))]["id"]
+                                                     for i in range(start, end)})})
+            if new:
+                self._mark(scopes, {EVENTS: seen})
+            self._seen[key] = seen
+            self._seen.move_to_end(key)
+            while len(self._seen) > SESSIONS:
+                self._seen.popitem(last=False)
+        return len(chat.messages)
+
+    def _seen_before(self, scopes: dict[str, str | None]) -> dict[str, str]:
+        """The ids of the events stored of the scopes before this service saw them, with their contents' digests
+        (the progress mark, kept when their memories are deleted: those stay deleted; else the memories' EVENTS)."""
+        mark = self.memory.progress(**scopes)
+        if isinstance(mark, dict) and isinstance(mark.get(EVENTS), dict):
+            return dict(mark[EVENTS])
+        found = self.memory.get_all(**scopes, limit=None)["results"]
+        return {i: "" for r in found for i in (r["metadata"] or {}).get(EVENTS) or () if isinstance(i, str)}
+
+    def _mark(self, scopes: dict[str, str | None], mark: dict[str, Any]) -> None:
+        """Tell the memory how far the scopes are stored, keeping what the other add (session or events) told it."""
+        old = self.memory.progress(**scopes)
+        self.memory.progress(**scopes, mark={**(old if isinstance(old, dict) else {}), **mark})
+
+    def _add_runs(self, events: list[Any], messages: list[dict[str, Any]], sources: list[str], start: int,
+                  scopes: dict[str, str | None], span: Any) -> None:
+        """Add ``messages[start:]``, an add a run of one author's messages, its metadata ``span(from, to)`` and who
+        said it and when."""
+        tools = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
+        for end in range(start + 1, len(messages) + 1):
+            if end < len(messages) and self._said(events, sources, end)[0] == self._said(events, sources, start)[0]:
+                continue
+            author, when = self._said(events, sources, start)
+            meta = {**span(start, end), **({AUTHOR: author} if author else {}),
+                    **({TIMESTAMP: when} if when is not None else {})}
+            self.memory.add([cut_as_importer(messages[i], sources[i], log, tools.get(messages[i].get(
+                "tool_call_id"))) for i in range(start, end)], **scopes, metadata=meta)
+            start = end
 
     @staticmethod
     def _said(events: list[Any], sources: list[str], i: int) -> tuple[str | None, float | None]:
