@@ -767,3 +767,46 @@ def test_a_real_memory_keeps_the_recall_within_its_token_limit():
     block = recall.split("<sam_memory>\n", 1)[1].split("\n</sam_memory>", 1)[0]
     tokens = len(memory.tokenizer_fn(block)) + sum(memory._estimate_token_count(m) for m in sent)
     assert block.startswith("1. order ORD-") and tokens <= 400, (tokens, block)
+
+
+def test_a_real_memory_never_holds_two_users_blocks():
+    """Two users' blocks in one real Memory (one block each, names of their own): Memory puts every block's recall
+    in the system message of each model call, so Mia's memories reached Ola's model and Ola's Mia's. A second user's
+    block is refused at attach, in one line; and a block appended to memory_blocks without attach (the other user's,
+    attached to a Memory of its own) is refused at the Memory's next aget, before anything is recalled or stored."""
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+    from llama_index.core.base.llms.types import ChatMessage
+    from llama_index.core.memory import Memory as LlamaMemory
+
+    from sam_model.integrations.llamaindex import SAMMemoryBlock
+
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Mia's card number ends in 4242", user_id="mia", agent_id="shop")
+    store.add("Ola's card number ends in 9999", user_id="ola", agent_id="shop")
+
+    def block(user: str) -> Any:
+        return SAMMemoryBlock(store, user_id=user, agent_id="shop", name=f"{user}_memory")
+
+    memory = block("mia").attach(LlamaMemory.from_defaults(session_id="shared"))
+    ola = block("ola")
+    with pytest.raises(ValueError, match=r"^SAMMemoryBlock: one Memory holds blocks of users mia, ola: .*a Memory "
+                                         r"per user"):
+        ola.attach(memory)
+    assert [b.name for b in memory.memory_blocks] == ["mia_memory"]
+    both = LlamaMemory.from_defaults(session_id="both", memory_blocks=[block("mia"), block("ola")])
+    with pytest.raises(ValueError, match="blocks of users mia, ola"):
+        both.memory_blocks[0].attach(both)
+    ola.attach(LlamaMemory.from_defaults(session_id="ola-1"))
+    memory.memory_blocks.append(ola)
+
+    async def ask() -> Any:
+        await memory.aput(ChatMessage(role="user", content="which card number do you have?"))
+        return await memory.aget()
+
+    with pytest.raises(ValueError, match="blocks of users mia, ola"):
+        asyncio.run(ask())
+    assert [r["memory"] for r in store.get_all(user_id="ola", limit=None)["results"]] == [
+        "Ola's card number ends in 9999"]
+    memory.memory_blocks.remove(ola)  # Mia's block alone: her memory recalled, none of Ola's
+    system = " ".join(m.content for m in asyncio.run(memory.aget()) if m.role == "system")
+    assert "4242" in system and "9999" not in system, system

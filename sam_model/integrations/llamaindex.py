@@ -36,7 +36,8 @@ Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) and ``k`` are fixed
 too: sam_model.integrations.autogen had that leak). Beside a block of a user in the same Memory (an agent's shared
 memory beside each user's own), a block of no user stores nothing: the conversation is that user's, and stored as no
 user's it was recalled to every user by the same shared block of their sessions. Blocks of one Memory need names of
-their own (``attach`` checks: Memory keys their content by name). Store calls run in a worker thread
+their own (``attach`` checks: Memory keys their content by name), and one user (``attach`` and each call check:
+Memory gives the model every block's recall, so two users' blocks in one Memory showed each the other's memories). Store calls run in a worker thread
 (``asyncio.to_thread``), so the agent's event loop serving other users is not blocked by an encoder's forward pass,
 nor by the history's dump (``model_dump`` and its JSON) and its reading, which run there too, the reading and
 the add one call after the other under the block's lock (ScopedMemory holds its own; the dump and the recall
@@ -86,6 +87,16 @@ def _text(message: Any) -> str:
     return "\n".join(b.text for b in blocks if isinstance(getattr(b, "text", None), str))
 
 
+def _one_user(blocks: list[Any], block: SAMMemoryBlock) -> None:
+    """Refuse a Memory whose SAM blocks are of two users: Memory puts every block's recall in the one system message
+    of each model call, so one user's memories were shown to the other (and each stored the other's words)."""
+    users = {b._scopes["user_id"] for b in [*blocks, block] if isinstance(b, SAMMemoryBlock)} - {None}
+    if len(users) > 1:
+        raise ValueError(f"SAMMemoryBlock: one Memory holds blocks of users {', '.join(sorted(users))}: Memory gives "
+                         "the model every block's recall, so each user's memories reached the other; make a Memory "
+                         "per user (Memory.from_defaults(session_id=...)) with that user's block")
+
+
 class SAMMemoryBlock(BaseMemoryBlock[str]):
     """A Memory block over a ScopedMemory in fixed scopes: stores the attached Memory's history, recalls the
     scopes' best memories for the live state (see the module doc)."""
@@ -126,6 +137,7 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
             # the user's recall was lost, the other block's given twice
             raise ValueError(f"SAMMemoryBlock: the Memory holds a block named {self.name!r} already: give this block a "
                              "name of its own, SAMMemoryBlock(..., name='shop_memory')")
+        _one_user(memory.memory_blocks, self)
         if not any(b is self for b in memory.memory_blocks):
             memory.memory_blocks.append(self)
         self._memory = memory
@@ -136,6 +148,7 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         of the memory of the token window's first message, None where the window holds none of this block's."""
         if self._memory is None:
             raise RuntimeError(NOT_ATTACHED)
+        _one_user(self._memory.memory_blocks, self)  # blocks appended to memory_blocks after attach, not by it
         if self._scopes["user_id"] is None and self._beside_a_user():
             return None  # the user's block stores the conversation: stored here too it was recalled to every user
         messages = await self._memory.aget_all()  # the chat store's read, awaited on the loop
