@@ -611,10 +611,11 @@ def test_a_real_function_agent_stores_its_runs_and_recalls_its_users_memories(to
     assert bool(archived) == (token_limit == 40), archived
 
 
-def test_a_real_memory_is_dumped_off_the_loop_and_its_archived_messages_counted(monkeypatch):
-    """With a real Memory (a token window of 40, most of the history archived): its messages are dumped in the
-    worker thread, not on the agent's loop, and the archived ones are counted by the chat store (a COUNT), not
-    read whole on the loop at each call (~17 ms at 2,000 archived messages); the window's step is the same."""
+def test_a_real_memory_is_read_and_dumped_off_the_loop_and_its_archived_messages_counted(monkeypatch):
+    """With a real Memory (a token window of 40, most of the history archived): the history's messages are made
+    (ChatMessage.model_validate of each row: aget_all made them on the loop, ~18 ms at 2,000 messages) and dumped in
+    the worker thread, not on the agent's loop, and the archived ones are counted by the chat store (a COUNT), not
+    read whole on the loop at each call; the window's step and what is stored are the same."""
     pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
     from llama_index.core.base.llms.types import ChatMessage
     from llama_index.core.memory import Memory as LlamaMemory
@@ -622,37 +623,50 @@ def test_a_real_memory_is_dumped_off_the_loop_and_its_archived_messages_counted(
 
     from sam_model.integrations.llamaindex import SAMMemoryBlock
 
-    given, kept, dumped, statuses = set(), [], [], []  # the messages aget_all gave (kept: no id reused); the
-    # threads that dumped them
-    dump, get_all = ChatMessage.model_dump, LlamaMemory.aget_all
+    made, dumped, statuses = [], [], []  # the threads that made the block's messages and dumped them; aget_all's
+    validate, dump, get_all = ChatMessage.model_validate, ChatMessage.model_dump, LlamaMemory.aget_all
+
+    ids: set[int] = set()  # the messages made off the loop (asyncio.run's, this thread): the block's, dumped
+    loop, kept = threading.get_ident(), []
+
+    def making(cls: Any, obj: Any, **kw: Any) -> Any:
+        made.append(threading.get_ident())
+        message = validate(obj, **kw)
+        if threading.get_ident() != loop:
+            ids.add(id(message))
+            kept.append(message)  # alive: no id reused by a message of the loop
+        return message
+
+    monkeypatch.setattr(ChatMessage, "model_validate", classmethod(making))
     monkeypatch.setattr(ChatMessage, "model_dump", lambda self, **kw: (
-        id(self) in given and dumped.append(threading.get_ident())) or dump(self, **kw))
+        id(self) in ids and dumped.append(threading.get_ident())) or dump(self, **kw))
 
     async def spied(self: Any, status: Any = None) -> Any:
         statuses.append(status)
-        found = await get_all(self, status=status)
-        given.update(id(m) for m in found)
-        kept.append(found)
-        return found
+        return await get_all(self, status=status)
 
     monkeypatch.setattr(LlamaMemory, "aget_all", spied)
     store = ScopedMemory(HashingEncoder(64))
     block = SAMMemoryBlock(store, user_id="mia")
     memory = block.attach(LlamaMemory.from_defaults(session_id="mia-1", token_limit=40))
 
-    async def run() -> int:
+    async def run() -> None:
         for i in range(6):
             await memory.aput_messages([ChatMessage(role="user", content=f"Where is order ORD-{i}? " * 3),
                                         ChatMessage(role="assistant", content=f"Order ORD-{i} shipped.")])
+            made.clear()
             await memory.aget()
-        return threading.get_ident()
+            off = [t for t in made if t != threading.get_ident()]  # the loop makes the window's (Memory's own)
+            assert len(off) == 2 * (i + 1), made  # the block's: the whole history, in its worker thread
 
-    loop = asyncio.run(run())
+    asyncio.run(run())
     archived = len(asyncio.run(get_all(memory, status=MessageStatus.ARCHIVED)))
     assert archived and block._window[0] == archived, (archived, block._window)
-    assert statuses and set(statuses) == {None}, statuses
+    assert statuses == [], statuses  # aget_all made every message of the history on the loop
     assert dumped and loop not in dumped, (loop, set(dumped))
-    assert len(listed(store, user_id="mia")) == 12
+    history = [dump(m) for m in asyncio.run(get_all(memory))]
+    assert [t for _, t in listed(store, user_id="mia")] == [m["blocks"][0]["text"] for m in history]
+    assert len(history) == 12
 
 
 @pytest.mark.parametrize("insert", ["system", "user"])

@@ -42,9 +42,10 @@ Memory gives the model every block's recall, so two users' blocks in one Memory 
 nor by the history's dump (``model_dump`` and its JSON) and its reading, which run there too, the reading and
 the add one call after the other under the block's lock (ScopedMemory holds its own; the dump and the recall
 outside it). On the loop are only the chat store's awaited reads:
-``aget_all()`` (its SQL in the driver, its rows made messages on the loop, ~18 ms at 2,000 messages) and a count of
-the archived ones (``sql_store.count_messages``); until 2026-12-07 the loop also dumped the history and read the
-archived messages whole, ~45 ms a call at 2,000. The store's engine belongs to the loop, so its read stays there.
+the history's rows as their JSON (``_rows``: Memory's own SQL store's ``aget_all`` query; its SQL in the driver, its
+rows made messages in the worker thread, where ``aget_all`` made them on the loop, ~18 ms at 2,000 messages) and a
+count of the archived ones (``sql_store.count_messages``); until 2026-12-07 the loop also dumped the history and read
+the archived messages whole, ~45 ms a call at 2,000. The store's engine belongs to the loop, so its read stays there.
 """
 
 from __future__ import annotations
@@ -62,6 +63,14 @@ try:
 except ImportError as exc:  # an optional integration: said in one line, not a traceback into llama-index's imports
     raise ImportError(f"sam_model.integrations.llamaindex needs llama-index-core with Memory's BaseMemoryBlock ({exc}): "
                       "pip install -U llama-index-core, or use ScopedMemory directly") from None
+
+try:  # Memory's own SQL chat store, whose rows the block reads as JSON (a llama-index-core without: by aget_all)
+    from llama_index.core.base.llms.types import ChatMessage
+    from llama_index.core.memory import Memory
+    from llama_index.core.storage.chat_store.sql import SQLAlchemyChatStore
+    from sqlalchemy import String, select, type_coerce
+except ImportError:
+    ChatMessage = Memory = SQLAlchemyChatStore = None
 
 from pydantic import PrivateAttr
 
@@ -151,8 +160,24 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         _one_user(self._memory.memory_blocks, self)  # blocks appended to memory_blocks after attach, not by it
         if self._scopes["user_id"] is None and self._beside_a_user():
             return None  # the user's block stores the conversation: stored here too it was recalled to every user
-        messages = await self._memory.aget_all()  # the chat store's read, awaited on the loop
-        return await asyncio.to_thread(self._store_messages, messages, await self._archived())
+        rows = await self._rows()  # the chat store's read, awaited on the loop; its messages made in the thread
+        return await asyncio.to_thread(self._store_messages, rows, await self._archived())
+
+    async def _rows(self) -> list[Any]:
+        """The history as ``aget_all()`` reads it: Memory's own SQL chat store's rows (its ``get_messages`` query,
+        by time then id) as their JSON, which ``_store_messages`` makes messages in the worker thread (made here,
+        ``ChatMessage.model_validate`` of each row blocked the loop ~18 ms at 2,000 messages); any other Memory or
+        store (its own aget_all or get_messages) read by its ``aget_all()``, as messages."""
+        memory, session = self._memory, getattr(self._memory, "session_id", None)
+        store = getattr(memory, "sql_store", None)
+        if not (Memory is not None and isinstance(memory, Memory) and type(memory).aget_all is Memory.aget_all and isinstance(session, str)
+                and isinstance(store, SQLAlchemyChatStore)
+                and type(store).get_messages is SQLAlchemyChatStore.get_messages):
+            return await memory.aget_all()
+        factory, table = await store._initialize()  # the store's own engine and table, made at its first read
+        query = select(type_coerce(table.c.data, String)).where(table.c.key == session)
+        async with factory() as db:
+            return [row[0] for row in (await db.execute(query.order_by(table.c.timestamp, table.c.id))).fetchall()]
 
     async def _archived(self) -> int:
         """How many of the history's messages left the token window: counted by Memory's chat store where it counts
@@ -163,10 +188,13 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
             return await store.count_messages(session, status=MessageStatus.ARCHIVED)
         return len(await self._memory.aget_all(status=MessageStatus.ARCHIVED))
 
-    def _store_messages(self, messages: list[Any], archived: int) -> int | None:
-        """_store_new of ``messages`` dumped: in the worker thread, as the dump and its JSON took ~9 ms of the event
-        loop a call at 2,000 messages. The messages are ``aget_all``'s own (built from the chat store's rows), so
-        nothing on the loop changes them while dumped."""
+    def _store_messages(self, rows: list[Any], archived: int) -> int | None:
+        """_store_new of the history dumped (``rows``: messages, or the chat store's rows' JSON, made messages
+        here): in the worker thread, as the dump and its JSON took ~9 ms of the event loop a call at 2,000 messages.
+        The messages are made of the rows read for this call (or are ``aget_all``'s own), so nothing on the loop
+        changes them while dumped."""
+        messages = [ChatMessage.model_validate(json.loads(r) if isinstance(r, (str, bytes)) else r)
+                    if isinstance(r, (str, bytes, dict)) else r for r in rows]  # a row's JSON: decoded or not
         # through JSON, as a saved history is read: a role is MessageRole (a str enum) before, "user" after
         dumps = json.loads(json.dumps([m.model_dump() for m in messages], default=str))
         return self._store_new(dumps, archived)
