@@ -840,3 +840,33 @@ def test_a_list_changed_through_a_value_not_traced_is_no_longer_known(code):
 def test_a_list_never_let_out_stays_known_where_a_value_not_traced_changes(code, expected):
     """A change through a tool's output touches no list the code only read (compared, measured, aliased)."""
     assert loop_calls(code)[0] == expected
+
+
+RECALL = "[2 memories recalled by SAM]\n1. Ann's manager is m.chen\n2. Ann's notes:\n   leave in May"
+
+
+def tool_step(n: int, name: str, observed: str) -> dict:
+    """A ToolCallingAgent's ActionStep calling ``name`` once, its output ``observed``."""
+    return {"step_number": n, "timing": TIMING, "tool_calls": [{"id": f"c{n}", "type": "function", "function": {
+        "name": name, "arguments": {"query": "manager"}}}], "error": None, "model_output_message": None,
+        "model_output": "", "code_action": None, "observations": observed, "observations_images": None,
+        "action_output": None, "token_usage": None, "is_final_answer": False}
+
+
+def test_sams_own_recalls_in_a_dumped_memory_are_read_as_the_marker():
+    """A dump of an agent's memory that ran with SAMRecallTool holds its recalls' outputs: read as the tool's
+    results, the memories were stored again (into the training data and the bank under a new step) each time the
+    dump was read. A recall (its head "[N memories recalled by SAM]" and its N numbered memories) in a step that
+    called recall_memory is read as the marker the step callback stores; a CodeAgent's other printed lines, an app's
+    own recall_memory tool (no head), a head without its memories and another tool's output are read as they are."""
+    code = 'print(recall_memory(query="manager"))\nprint("balance: 12 days")'
+    printed = f"Execution logs:\n{RECALL}\nbalance: 12 days\nLast output from code snippet:\nNone"
+    steps = [{"system_prompt": "You are an HR assistant."}, {"task": "Who is my manager?", "task_images": None},
+             tool_step(1, "recall_memory", RECALL), code_step(2, code, printed),
+             tool_step(3, "recall_memory", "1. Ann's manager is m.chen"),
+             tool_step(4, "recall_memory", "[2 memories recalled by SAM]\n1. only one"),
+             tool_step(5, "lookup", RECALL)]
+    tools = [m["content"] for m in to_chat(steps).messages if m["role"] == "tool"]
+    marker = "[2 memories recalled: stored already]"
+    assert tools == [marker, f"Execution logs:\n{marker}\nbalance: 12 days\nLast output from code snippet:\nNone",
+                     "1. Ann's manager is m.chen", "[2 memories recalled by SAM]\n1. only one", RECALL], tools

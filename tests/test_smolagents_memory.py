@@ -243,7 +243,7 @@ def test_the_recall_tool_searches_its_scopes_by_the_live_state(adapter):
     tool = adapter.SAMRecallTool(store, **mia, k=3)
     assert tool.name == "recall_memory" and set(tool.inputs) == {"query"} and tool.output_type == "string"
     said = tool(query="which employee id?")
-    assert said == "1. Mia's employee id is EMP-40213", said
+    assert said == "[1 memory recalled by SAM]\n1. Mia's employee id is EMP-40213", said
     assert [h["memory"] for h in tool.search("employee id")] == ["Mia's employee id is EMP-40213"]
     assert adapter.SAMRecallTool(store, user_id="noa")(query="employee id") == adapter.NOTHING
     with pytest.raises(ValueError, match="needs a scope"):
@@ -314,7 +314,7 @@ def test_only_a_recall_the_callbacks_user_could_be_given_is_left_out(adapter):
     shared = shared_tool(query="badge")
     none = adapter.SAMRecallTool(store, user_id="mia")(query="employee id")
     assert none == adapter.NOTHING and "B-12" in olas and "May" in shared
-    agent = Agent([adapter.SAMStepCallback(store, user_id="mia")])
+    agent = Agent([adapter.SAMStepCallback(store, user_id="mia", agent_id="hr")])  # the shared tool's agent
     agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None},
                                            _action(1, [("other_recall", {"query": "id"})], elsewhere),
                                            _action(2, [("recall_memory", {"query": "id"})], none),
@@ -333,7 +333,7 @@ def test_a_recalls_text_inside_a_line_of_other_output_is_stored_as_it_is(adapter
     store = ScopedMemory(HashingEncoder(64))
     store.add("Mia took 3 days", user_id="mia")
     said = adapter.SAMRecallTool(store, user_id="mia", k=1)(query="days taken")
-    assert said == "1. Mia took 3 days", said
+    assert said == "[1 memory recalled by SAM]\n1. Mia took 3 days", said  # its head: what the reader knows it by
     log = "Leave log:\n11. Mia took 3 days in March\n12. Mia took 1. Mia took 3 days"
     agent = Agent([adapter.SAMStepCallback(store, user_id="mia")])
     agent.run("You are an HR assistant.", [{"task": "Book my leave", "task_images": None},
@@ -360,7 +360,7 @@ def test_other_users_recalls_between_do_not_make_a_users_recall_stored_again(ada
     texts = [text for _, text in listed(store, user_id="mia")]
     assert "recall_memory: [1 memory recalled: stored already]" in texts, texts
     for i in range(adapter.USERS + 10):
-        adapter._recalled(store, f"u{i}", "1. x", 1, "recall_memory")
+        adapter._recalled(store, {"user_id": f"u{i}", "agent_id": None, "run_id": None}, "1. x", 1, "recall_memory")
     assert len(adapter._recalls[store]) == adapter.USERS and "mia" not in adapter._recalls[store]
 
 
@@ -374,7 +374,7 @@ def test_a_shared_tools_recall_for_one_user_leaves_another_users_tool_output_who
     shared = adapter.SAMRecallTool(store, agent_id="faq", k=1)
     shared.name = "recall_faq"  # beside a user's recall_memory: smolagents wants the names of an agent's tools unique
     said = shared(query="refund")  # ola's agent's call
-    assert said == "1. Refunds take 5 days", said
+    assert said == "[1 memory recalled by SAM]\n1. Refunds take 5 days", said
     agent = Agent([adapter.SAMStepCallback(store, user_id="mia", agent_id="faq")])
     agent.run("You are a shop assistant.", [{"task": "How long do refunds take?", "task_images": None},
                                             _action(1, [("policy", {"topic": "refunds"})], said),
@@ -407,6 +407,31 @@ def test_a_users_recall_is_left_out_only_where_a_step_called_it_or_a_managed_age
            "already]" in texts, texts
 
 
+def test_a_users_recall_is_left_out_only_where_its_tool_reads_the_callbacks_scopes(adapter):
+    """A user's recalls were kept by user alone: Mia's recall of her hr memories, in a step of her shop agent (its
+    callback of agent shop), was stored as the marker, where no search of the shop scope finds those memories: her
+    hr facts lost from it. A recall is left out only where its tool's agent_id and run_id are the callback's or none
+    (a tool of the user's agent beside a callback of one run: the copy would be found again by that tool)."""
+    def stored(tool: dict[str, str], **scopes: str) -> tuple[str, list[str]]:
+        store = ScopedMemory(HashingEncoder(64))  # a store each: its recalls of the same lines kept apart
+        store.add("Mia's manager is r.okafor", user_id="mia", agent_id="hr", run_id="r0")
+        said = adapter.SAMRecallTool(store, user_id="mia", k=1, **tool)(query="manager")
+        agent = Agent([adapter.SAMStepCallback(store, user_id="mia", **scopes)])
+        agent.run("You are an assistant.", [{"task": "Who is my manager?", "task_images": None},
+                                            _action(1, [("recall_memory", {"query": "manager"})], said)], reset=True)
+        return said, [text for _, text in listed(store, user_id="mia", **scopes)]
+
+    marker = "recall_memory: [1 memory recalled: stored already]"
+    for tool, scopes in (({"agent_id": "hr"}, {"agent_id": "shop"}),  # another agent of hers
+                         ({"agent_id": "hr", "run_id": "r0"}, {"agent_id": "hr", "run_id": "r1"})):  # another run
+        said, texts = stored(tool, **scopes)
+        assert "r.okafor" in said and f"recall_memory: {said}" in texts and marker not in texts, (tool, texts)
+    for tool, scopes in (({"agent_id": "hr"}, {"agent_id": "hr", "run_id": "r2"}),  # the tool reads the run's
+                         ({}, {"agent_id": "hr", "run_id": "r3"})):  # a tool of all her memories
+        said, texts = stored(tool, **scopes)
+        assert "r.okafor" in said and marker in texts and f"recall_memory: {said}" not in texts, (tool, texts)
+
+
 @pytest.mark.parametrize("make", ["SAMStepCallback", "SAMRecallTool"])
 @pytest.mark.parametrize(("given", "named"), [({"user_id": "", "agent_id": "hr"}, "user_id"),
                                               ({"user_id": "mia", "run_id": "a/b"}, "run_id"),
@@ -430,7 +455,7 @@ def test_the_recall_tool_numbers_each_memory_of_several_lines_once(adapter):
     store.add("Holidays in August:\n2. 15 August (Assumption)\n3. none else", user_id="mia")
     store.add("Mia's manager is r.okafor", user_id="mia")
     said = adapter.SAMRecallTool(store, user_id="mia")(query="holidays in August")
-    opening = [line for line in said.splitlines() if not line.startswith(" ")]
+    opening = [line for line in said.splitlines()[1:] if not line.startswith(" ")]  # after its head
     assert [line.split(".", 1)[0] for line in opening] == ["1", "2"], said
     assert "   2. 15 August (Assumption)" in said.splitlines()
 
@@ -443,9 +468,9 @@ def test_a_tool_of_no_user_reads_no_users_memories(adapter):
     store.add("Mia's card number ends in 4242", user_id="mia", agent_id="hr-leave")
     store.add("a card reader is reset by unplugging it", agent_id="hr-leave")
     shared = adapter.SAMRecallTool(store, agent_id="hr-leave")
-    assert shared(query="which card number?") == "1. a card reader is reset by unplugging it"
+    assert shared(query="which card number?") == "[1 memory recalled by SAM]\n1. a card reader is reset by unplugging it"
     mine = adapter.SAMRecallTool(store, user_id="mia", agent_id="hr-leave")
-    assert mine(query="which card number?") == "1. Mia's card number ends in 4242"
+    assert mine(query="which card number?") == "[1 memory recalled by SAM]\n1. Mia's card number ends in 4242"
 
 
 def test_without_smolagents_the_import_says_what_to_install(monkeypatch):
@@ -557,6 +582,37 @@ def test_a_real_agent_stores_its_steps_and_recalls_its_users_memories(kind, tmp_
     assert not [text for _, text in got[1:] if "Ann's manager is m.chen" in text], got
 
 
+@pytest.mark.parametrize("kind", ["tool_calling", "code"])
+def test_a_real_agents_dumped_memory_reads_its_recalls_as_the_marker(kind, tmp_path):
+    """A real agent's memory dumped after a run with SAMRecallTool ([system_prompt, *get_succinct_steps()]), read by
+    sam-data transcripts as it was written: its recall's memories were read as the tool's output (stored again
+    under a new step each time the dump is read); they are read as the marker, and the dump reads as the callback
+    stored the run."""
+    smolagents = pytest.importorskip("smolagents", reason="smolagents is not installed (pip install smolagents)")
+    from sam_model.integrations.smolagents import SAMRecallTool, SAMStepCallback
+
+    fixture = _scripted()
+    store, scopes = ScopedMemory(HashingEncoder(64)), {"user_id": "ann", "agent_id": "hr"}
+    store.add("Ann's manager is m.chen", **scopes)
+    if kind == "code":
+        model = fixture.Scripted(['Thought: recall.\n<code>\nprint(recall_memory(query="manager"))\n</code>',
+                                  'Thought: answer.\n<code>\nfinal_answer("Your manager is m.chen.")\n</code>'])
+        make = smolagents.CodeAgent
+    else:
+        model = fixture.Scripted([("", [("recall_memory", {"query": "manager"})]),
+                                  ("", [("final_answer", {"answer": "Your manager is m.chen."})])])
+        make = smolagents.ToolCallingAgent
+    agent = make(tools=[SAMRecallTool(store, **scopes)], model=model, max_steps=3, verbosity_level=0,
+                 step_callbacks=[SAMStepCallback(store, **scopes)])
+    assert agent.run("Who is my manager?") == "Your manager is m.chen."
+    steps = [agent.memory.system_prompt.dict(), *agent.memory.get_succinct_steps()]
+    assert "[1 memory recalled by SAM]\n1. Ann's manager is m.chen" in steps[2]["observations"]
+    read = imported(steps, tmp_path / "m.json")
+    assert not [text for _, text in read if "1. Ann's manager is m.chen" in text], read
+    assert any("[1 memory recalled: stored already]" in text for _, text in read), read
+    assert listed(store, **scopes)[1:] == [(step + 1, text) for step, text in read]
+
+
 def test_a_manager_and_its_managed_agent_given_one_callback_store_each_step_once(tmp_path):
     """A real manager agent and its managed agent made with the same step_callbacks list: the managed agent's steps
     come between two of the manager's, and the manager's task and earlier steps were stored again after them."""
@@ -591,7 +647,7 @@ def test_a_managed_agents_answer_quoting_its_recall_is_left_out_of_the_managers_
     fixture = _scripted()
     store = ScopedMemory(HashingEncoder(64))
     store.add("Ann's manager is m.chen", user_id="ann")
-    quoted = "1. Ann's manager is m.chen"
+    quoted = "[1 memory recalled by SAM]\n1. Ann's manager is m.chen"  # the recall's output, as it was
     callbacks = [SAMStepCallback(store, user_id="ann")]
     helper = smolagents.ToolCallingAgent(
         tools=[SAMRecallTool(store, user_id="ann", k=1)], name="hr", description="Knows the user's HR facts.",

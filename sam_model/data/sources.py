@@ -644,7 +644,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 196: a SQL query of no dialect's sign that compares a column to a double-quoted token in a join's ON (ON u.id =
 # "authorId") reads its double quotes as names, as PostgreSQL does (the token was a string, traced to any listing of
 # the columns). Everything else converts byte for byte.
-CONVERSION_VERSION = 196
+# 197: a smolagents memory dump's recall in a step that called recall_memory (SAMRecallTool's output: its head "[N
+# memories recalled by SAM]" and its N numbered memories, a ToolCallingAgent's result or a CodeAgent's print) reads as
+# the marker "[N memories recalled: stored already]", not as the memories again. Dumps without such a head, other
+# files, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 197
 
 
 @dataclass(frozen=True)

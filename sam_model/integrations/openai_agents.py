@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from typing import Any
 
 try:
@@ -41,15 +40,12 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
     raise ImportError(f"sam_model.integrations.openai_agents needs the OpenAI Agents SDK ({exc}): pip install "
                       "openai-agents, or use ScopedMemory directly") from None
 
-from sam_model.integrations.scopes import fixed_scopes, memories, numbered, recalled, user_filter
+from sam_model.data.formats.recalls import HEAD_RE, TOOL, head
+from sam_model.integrations.scopes import fixed_scopes, numbered, recalled, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
 NOTHING = "No memories found."
-TOOL = "recall_memory"
-# the first line of a recall's output: what tells SAM's recall from an app's own tool of the same name (whose output
-# was stored as a marker, lost), and how many memories it returned (a memory's lines are not memories)
-HEAD_RE = re.compile(r"\[(\d+) memor(?:y|ies) recalled by SAM\]\n")
 
 
 class SAMSession:
@@ -86,8 +82,8 @@ class SAMSession:
             return item
         self._note(item)
         if item.get("type") == "function_call_output" and item.get("call_id") in self._recalls \
-                and isinstance(item.get("output"), str) and (head := HEAD_RE.match(item["output"])):
-            return {**item, "output": recalled(int(head[1]))}
+                and isinstance(item.get("output"), str) and (found := HEAD_RE.match(item["output"])):
+            return {**item, "output": recalled(int(found[1]))}
         return item
 
     def _note(self, item: Any) -> None:
@@ -138,6 +134,6 @@ def sam_recall_tool(memory: ScopedMemory, *, user_id: str | None = None, agent_i
         """Search this user's earlier conversations for facts (ids, names, amounts) the task needs."""
         state = memory.live_state(**scopes)
         hits = memory.search(query, state=state, limit=k, filters=user_filter(user_id), **scopes)["results"]
-        return f"[{memories(len(hits))} recalled by SAM]\n" + numbered(hits) if hits else NOTHING
+        return f"{head(len(hits))}\n" + numbered(hits) if hits else NOTHING
 
     return function_tool(recall_memory, name_override=TOOL)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sam_model.data.formats.recalls import head, memories, recalled  # noqa: F401 (the adapters')
 from sam_model.limits import check_scope
 
 NO_USER = {"user_id": {"eq": None}}  # a memory of no user reads (and clears) no user's memories
@@ -36,15 +37,3 @@ def numbered(found: list[dict[str, Any]]) -> str:
     written as is, a memory of several lines read as several, and its own line "2. ..." as the second memory."""
     return "\n".join(f"{i}. " + hit["memory"].replace("\n", "\n" + " " * len(f"{i}. "))
                      for i, hit in enumerate(found, start=1))
-
-
-def recalled(n: int) -> str:
-    """What an adapter stores in place of a recall's output of ``n`` memories: they are the store's already (stored
-    again as the tool's output, each recall copied them into the bank and its training data under a new step). One
-    text for every adapter (smolagents' callback, the Agents SDK's session): each wrote its own, one "1 memories"."""
-    return f"[{memories(n)} recalled: stored already]"
-
-
-def memories(n: int) -> str:
-    """``n`` memories, said as English says it ("1 memory")."""
-    return f"{n} memory" if n == 1 else f"{n} memories"

@@ -28,10 +28,14 @@ printed of it) with a marker, ``[3 memories recalled: stored already]``: the cal
 no user, not another user's; in a step that called the recall tool by its name or, for the user's own, a managed
 agent (whose answer may quote it); where the text stands on lines of its own. The same lines of another tool, or the
 same words inside a line of other output, are that output's. The call itself, the step's other output and "No
-memories found." are stored as they were. A dump of the agent's memory still holds the recalls: ``sam-data transcripts`` reads them.
+memories found." are stored as they were. Only a recall of a tool whose agent_id and run_id are the callback's or none
+(its searches find the copy): another of the user's scopes keeps it. A dump of the agent's memory still holds the
+recalls: ``sam-data transcripts`` reads each, by the head SAMRecallTool writes (sam_model.data.formats.recalls), as
+the marker.
 
 :class:`SAMRecallTool` is a smolagents ``Tool`` (``recall_memory(query)``) the agent calls to search the scopes'
-memories: ranked by the scopes' live state (the state of the newest step a callback of the same scopes added: the
+memories (under the head ``[3 memories recalled by SAM]``, what the reader knows a recall by): ranked by the
+scopes' live state (the state of the newest step a callback of the same scopes added: the
 agent's current task state, ScopedMemory.live_state) and the query's words, the best ``k`` returned numbered (a
 memory's further lines indented). Give both the same scopes (a user's, and the agent's: each run a task of that user's memory), or the tool
 ranks by the empty state of scopes no step was added to. smolagents has
@@ -68,9 +72,10 @@ if not hasattr(smolagents, "AgentMemory"):  # before 1.8: agent.logs, no agent.m
                       f"{getattr(smolagents, '__version__', 'a version')}, whose agents keep no agent.memory): pip "
                       "install -U smolagents")
 
+from sam_model.data.formats.recalls import HEAD_RE
 from sam_model.data.formats.smolagents import step_kind, to_chat
 from sam_model.integrations.fitting import cut_as_importer
-from sam_model.integrations.scopes import fixed_scopes, numbered, recalled, user_filter
+from sam_model.integrations.scopes import fixed_scopes, head, numbered, recalled, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
@@ -82,7 +87,8 @@ NOTHING = "No memories found."
 # made while a user's step ran pushed that user's out, and it was stored again. Kept as digests of their lines (a
 # few bytes a recall, not the memories' text in the process: bounded whatever the memories' size)
 KEEP, USERS = 64, 1024
-_Kept = deque[tuple[int, bytes, str, str]]  # a recall's number of lines, their digest, its marker, its tool's name
+# a recall's number of lines, their digest, its marker, its tool's name, and its tool's agent_id and run_id
+_Kept = deque[tuple[int, bytes, str, str, str | None, str | None]]
 _recalls: weakref.WeakKeyDictionary[ScopedMemory, OrderedDict[str | None, _Kept]] = weakref.WeakKeyDictionary()
 _recalls_lock = threading.Lock()
 
@@ -92,45 +98,56 @@ def _digest(lines: list[str]) -> bytes:
     return hashlib.blake2b("\n".join(lines).encode(), digest_size=16).digest()
 
 
-def _recalled(memory: ScopedMemory, user_id: str | None, text: str, n: int, tool: str) -> None:
-    """Keep ``text``, the output of the recall tool named ``tool``, ``n`` memories of ``user_id``'s (None: no
-    user's), for the callbacks of ``memory`` to leave out."""
-    marker = recalled(n)
+def _recalled(memory: ScopedMemory, scopes: dict[str, str | None], text: str, n: int, tool: str) -> None:
+    """Keep ``text``, the output of the recall tool named ``tool`` of ``scopes``, ``n`` memories of its user's
+    (None: no user's), for the callbacks of ``memory`` to leave out."""
+    marker, user_id = recalled(n), scopes["user_id"]
     lines = text.strip().split("\n")
     with _recalls_lock:
         users = _recalls.setdefault(memory, OrderedDict())
-        users.setdefault(user_id, deque(maxlen=KEEP)).append((len(lines), _digest(lines), marker, tool))
+        users.setdefault(user_id, deque(maxlen=KEEP)).append((len(lines), _digest(lines), marker, tool,
+                                                              scopes["agent_id"], scopes["run_id"]))
         users.move_to_end(user_id)
         if len(users) > USERS:
             users.popitem(last=False)
 
 
-def unrecalled(d: dict[str, Any], memory: ScopedMemory, user_id: str | None, managed: frozenset[str] = frozenset()
-               ) -> dict[str, Any]:
+def unrecalled(d: dict[str, Any], memory: ScopedMemory, scopes: dict[str, str | None],
+               managed: frozenset[str] = frozenset()) -> dict[str, Any]:
     """A step's dict with the text of each recent recall of ``memory`` in its ``observations`` (a ToolCallingAgent's
     recall_memory output, a CodeAgent's printed one) replaced by a marker, the call itself kept: a recall's memories
     are copies of the store's. By text: a CodeAgent's observations are its code's printed logs, what a recall
     printed among the rest. Only in a step that called the recall's tool (by its name), or, for the user's own, one
     of the ``managed`` agents (whose answer may quote its recall): the same lines of another tool are its output.
-    Only recalls of ``user_id``'s memories or of no user's (a shared tool's): what another user's recall gave says
-    nothing here. A recall's text is matched as whole lines (a print of it, a tool's result): inside a line it is
-    other output's."""
+    Only recalls of the user's memories (``scopes``' user) or of no user's (a shared tool's): what another user's
+    recall gave says nothing here; and only those of a tool whose agent_id and run_id are the callback's or none
+    (its search reads what the callback stores, where the copy would be found again): a recall of the user's hr
+    memories in a step of the user's shop agent is news there, and was stored as a marker. A recall's text is
+    matched as whole lines (a print of it, a tool's result): inside a line it is other output's."""
     seen = d.get("observations")
     if not isinstance(seen, str) or not seen:
         return d
+    user_id = scopes["user_id"]
     with _recalls_lock:
         users = _recalls.get(memory, {})
         own, shared = list(users.get(user_id, ())), list(users.get(None, ()) if user_id is not None else ())
     called = _called(d)
     quoting = any(called(name) for name in managed)
-    given = {(size, digest): marker for size, digest, marker, tool in shared if called(tool)}
-    given.update({(size, digest): marker for size, digest, marker, tool in own if quoting or called(tool)})
+
+    def covers(agent: str | None, run: str | None) -> bool:  # the tool's search reads the callback's scopes
+        return agent in (None, scopes["agent_id"]) and run in (None, scopes["run_id"])
+
+    given = {(size, digest): marker for size, digest, marker, tool, agent, run in shared
+             if called(tool) and covers(agent, run)}
+    given.update({(size, digest): marker for size, digest, marker, tool, agent, run in own
+                  if (quoting or called(tool)) and covers(agent, run)})
     if not given:
         return d
     sizes = sorted({size for size, _ in given}, reverse=True)  # longest first: a recall holding a shorter one's whole
     lines, out, i = seen.split("\n"), [], 0
-    while i < len(lines):  # a recall begins "1. " (numbered): only there are its sizes of lines hashed
-        size = next((n for n in sizes if (n, _digest(lines[i:i + n])) in given), 0) if lines[i][:3] == "1. " else 0
+    while i < len(lines):  # a recall begins with its head: only there are its sizes of lines hashed
+        size = next((n for n in sizes if (n, _digest(lines[i:i + n])) in given), 0) if HEAD_RE.match(
+            lines[i] + "\n") else 0
         out.append(given[size, _digest(lines[i:i + size])] if size else lines[i])
         i += size or 1
     return d if out == lines else {**d, "observations": "\n".join(out)}
@@ -167,7 +184,7 @@ class _Read:
     of the dump's chat messages were added."""
 
     memory: ScopedMemory
-    user_id: str | None
+    scopes: dict[str, str | None]
     steps: list[Any] | None = None
     managed: frozenset[str] = frozenset()  # the agent's managed agents' names: their answers may quote a recall
     dicts: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
@@ -185,7 +202,7 @@ class _Read:
     def _read(self, step: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         if id(step) not in self.dicts:
             d = step_dict(step)
-            self.dicts[id(step)] = (step, d, unrecalled(d, self.memory, self.user_id, self.managed))
+            self.dicts[id(step)] = (step, d, unrecalled(d, self.memory, self.scopes, self.managed))
         return self.dicts[id(step)]
 
 
@@ -218,7 +235,7 @@ class SAMStepCallback:
     def __call__(self, step: Any, agent: Any = None) -> None:
         """Add what ``step`` (and, with ``agent``, the memory before it) adds to the dump's chat messages."""
         if agent is None:  # a callback of one argument: the step alone, read as the reader reads it
-            d = unrecalled(step_dict(step), self.memory, self.scopes["user_id"])
+            d = unrecalled(step_dict(step), self.memory, self.scopes)
             if step_kind(d) != "final":
                 self.memory.add([d], **self.scopes)
             return
@@ -226,7 +243,7 @@ class SAMStepCallback:
         with self._lock:
             read = self._reads.get(memory)
             if read is None or memory.steps is not read.steps:
-                read = self._reads[memory] = _Read(self.memory, self.scopes["user_id"], memory.steps,
+                read = self._reads[memory] = _Read(self.memory, self.scopes, memory.steps,
                                                    frozenset(getattr(agent, "managed_agents", None) or ()))
             if step_kind(read.dumped(step)) is None:  # keys no smolagents the reader knows writes
                 raise ValueError(f"SAMStepCallback: smolagents {getattr(smolagents, '__version__', '')} writes its "
@@ -242,8 +259,8 @@ class SAMStepCallback:
             steps = [*memory.steps, *([] if any(s is step for s in memory.steps) else [step])]
             dump = [step_dict(memory.system_prompt), *(read.stored(s) for s in steps)]
             name = getattr(agent, "name", None)
-            chat = to_chat([d for d in dump if step_kind(d) != "final"],
-                           f"agent {name}'s memory" if name else "agent.memory")
+            chat = to_chat([d for d in dump if step_kind(d) != "final"],  # its recalls left out by their scopes
+                           f"agent {name}'s memory" if name else "agent.memory", recalls=False)
             if new := chat.messages[read.added:]:
                 self.memory.add([cut_as_importer(m, chat.sources[read.added + i], log) for i, m in enumerate(new)],
                                 **self.scopes)
@@ -276,6 +293,6 @@ class SAMRecallTool(Tool):
         found = self.search(query)
         if not found:
             return NOTHING
-        text = numbered(found)
-        _recalled(self.memory, self.scopes["user_id"], text, len(found), self.name)
+        text = f"{head(len(found))}\n{numbered(found)}"
+        _recalled(self.memory, self.scopes, text, len(found), self.name)
         return text

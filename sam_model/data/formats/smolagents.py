@@ -19,7 +19,9 @@ read from the ``model_output_message`` and its result is the error, flagged fail
 the answer, words said to the user (not where the step failed: smolagents never gave it). A ``CodeAgent``'s action is Python (``code_action``), whose tool calls are read
 from the code (:mod:`sam_model.data.formats.smolagents_code`); its ``model_output`` beside the code is its words,
 and a final step's ``action_output`` the answer. The system prompt is also the first of an action's
-``model_input_messages`` (full steps), read as the policy when no ``SystemPromptStep`` came first.
+``model_input_messages`` (full steps), read as the policy when no ``SystemPromptStep`` came first. SAM's own recall
+(SAMRecallTool's output, opening ``[N memories recalled by SAM]``) in a step that called ``recall_memory`` is read
+as the marker its step callback stores (:mod:`sam_model.data.formats.recalls`): its memories are the store's.
 
 What ``agent.write_memory_to_messages()`` returns is read too (``[m.dict() for m in ...]``): ChatMessages of roles
 ``system``, ``user`` (a task as ``New task:\\n...``), ``assistant``, ``tool-call`` (``Calling tools:\\n`` and the calls
@@ -42,6 +44,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sam_model.data.formats.base import ANSWERS, FAILED, Chat, TranscriptFormatError, chat_call, each, text_of
+from sam_model.data.formats.recalls import TOOL, unrecalled
 from sam_model.data.formats.smolagents_code import FINAL, INTERPRETER, Calls, answered
 from sam_model.io import json_type
 
@@ -115,7 +118,9 @@ def sniff(messages: list[Any]) -> bool:
     return any(step_kind(m) is not None or (isinstance(m, Mapping) and m.get("role") in ROLES[3:]) for m in messages)
 
 
-def to_chat(messages: list[Any], where: str) -> Chat:
+def to_chat(messages: list[Any], where: str, *, recalls: bool = True) -> Chat:
+    """``recalls``: SAM's recalls in the steps read as the marker (_recalls); False where the caller left out those
+    it knows to be copies already (SAMStepCallback: by the recall's scopes, which a dump does not say)."""
     chat, code = Chat(), Calls()
     steps = any(step_kind(m) is not None for m in messages if isinstance(m, Mapping))
     policy = False
@@ -148,7 +153,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             chat.ignored["FinalAnswerStep"] += 1  # the answer its last action step gave
         elif kind == "action":
             nxt = messages[i + 1] if i + 1 < len(messages) else None
-            _action(chat, code, m, w, source, i, nxt is None or step_kind(nxt) in ("task", "final"))
+            _action(chat, code, m, w, source, i, nxt is None or step_kind(nxt) in ("task", "final"), recalls)
         elif not steps and i in joined:  # the error of the step whose printed logs the last message was
             continue
         elif not steps:  # a plan's message is followed by smolagents' own user turn (PlanningStep.to_messages)
@@ -179,7 +184,7 @@ def _input_prompt(step: Mapping[str, Any], where: str) -> str | None:
 
 
 def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: str, index: int,
-            ended: bool = False) -> None:
+            ended: bool = False, recalls: bool = True) -> None:
     """An ActionStep; ``index`` its place in the memory, which names the calls read from its code (its step_number
     starts again at 1 with each run); ``ended``: the run's last step (the user's next task or the end follows)."""
     calls = m.get("tool_calls") or []
@@ -202,9 +207,11 @@ def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: s
         raise TranscriptFormatError(where, f"'observations' is {json_type(observed)}, expected a string or null")
     program = m.get("code_action")
     code_call = next((c for c in calls if _is_code(c)), None)
+    if program is None and code_call is not None:
+        program = _arguments(code_call, where)
+    if recalls and observed and _recalls(calls, program):  # SAM's recall: its memories are the store's already
+        observed = unrecalled(observed)
     if program is not None or code_call is not None:
-        if program is None:
-            program = _arguments(code_call, where)
         words = _CODE.sub("", _text(m.get("model_output"), where)).strip()
         base = code_call.get("id") if code_call is not None else None  # smolagents': call_N, N the memory's length
         made, answer = _code_calls(code, program, base if isinstance(base, str) and base else f"call_{index}", where)
@@ -225,6 +232,16 @@ def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: s
         else:
             made.append(chat_call(c.get("id"), name, args, f"{where}, call {j}"))
     _turn(chat, _words(m, where), made, None if answer is not None and not made else observed, error, answer, source)
+
+
+def _recalls(calls: list[Any], program: Any) -> bool:
+    """Whether a step called SAM's recall tool (SAMRecallTool, recall_memory): a ToolCallingAgent's call of it, or
+    a CodeAgent's code calling it. Its output (what the tool returned, what the code printed of it) is read with each
+    recall, a head ``[N memories recalled by SAM]`` and its numbered memories, as the marker the step callback
+    stores: the memories are the store's, and read again they were stored under a new step each recall."""
+    names = {c["function"].get("name") for c in calls if isinstance(c, Mapping) and isinstance(c.get("function"),
+                                                                                             Mapping)}
+    return TOOL in names or (isinstance(program, str) and re.search(rf"(?<![\w.]){TOOL}\s*\(", program) is not None)
 
 
 def _words(m: Mapping[str, Any], where: str) -> str:

@@ -1,0 +1,52 @@
+"""SAM's own recall in an agent's log: the head its recall tools' output opens with, and the marker stored in its
+place. A recall's memories are the store's already: read again from a log (a smolagents memory dump the agent ran
+with SAMRecallTool), each recall copied them into the training data and the bank under a new step. Here, not in
+sam_model.integrations.scopes, as the log readers need it and the core imports no adapter. Imports nothing."""
+
+from __future__ import annotations
+
+import re
+
+TOOL = "recall_memory"  # the adapters' recall tools' name
+# the first line of a recall's output: what tells SAM's recall from an app's own tool of the same name (whose output
+# was stored as a marker, lost), and how many memories it returned (a memory's lines are not memories)
+HEAD_RE = re.compile(r"\[(\d+) memor(?:y|ies) recalled by SAM\]\n")
+
+
+def memories(n: int) -> str:
+    """``n`` memories, said as English says it ("1 memory")."""
+    return f"{n} memory" if n == 1 else f"{n} memories"
+
+
+def head(n: int) -> str:
+    """The line a recall's output of ``n`` memories opens with (HEAD_RE reads it)."""
+    return f"[{memories(n)} recalled by SAM]"
+
+
+def recalled(n: int) -> str:
+    """What is stored in place of a recall's output of ``n`` memories (one text for every adapter and reader)."""
+    return f"[{memories(n)} recalled: stored already]"
+
+
+def unrecalled(text: str) -> str:
+    """``text`` (a tool's output, a code step's printed logs) with each recall in it, its head line and its ``n``
+    numbered memories (``1. ...``, a memory's further lines indented under its number, as scopes.numbered writes
+    them), as the marker; the rest kept. A head not followed by its ``n`` numbered memories is no recall's."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        found = HEAD_RE.fullmatch(lines[i] + "\n")
+        end = _end(lines, i + 1, int(found[1])) if found else None
+        out.append(recalled(int(found[1])) if end is not None else lines[i])
+        i = end if end is not None else i + 1
+    return "\n".join(out)
+
+
+def _end(lines: list[str], i: int, n: int) -> int | None:
+    """Where the ``n`` numbered memories starting at line ``i`` end, or None where the lines are not those."""
+    for k in range(1, n + 1):
+        if i >= len(lines) or not lines[i].startswith(f"{k}. "):
+            return None
+        pad, i = " " * len(f"{k}. "), i + 1
+        while i < len(lines) and lines[i].startswith(pad):
+            i += 1
+    return i
