@@ -596,3 +596,25 @@ def test_deleted_events_stay_deleted_when_added_again_after_a_restart(adapter, t
         store = ScopedMemory.load(store.save(tmp_path / "m"), HashingEncoder(64))
     add_events(adapter.SAMMemoryService(store), events())
     assert [t for _, t in stored(store, **scopes)][0] == YES and len(stored(store, **scopes)) == 4
+
+
+@pytest.mark.parametrize("restart", [False, True])
+@pytest.mark.parametrize("first", ["events", "session"])
+def test_a_session_added_both_ways_is_stored_once(adapter, first, restart):
+    """An app adding the latest turn with add_events_to_memory and the whole session with add_session_to_memory
+    (or the other way round, a service made anew between): each way read on from its own progress, and the session
+    was stored twice. Each skips what the other stored: the session's events' ids, in the memories' adk_events."""
+    store, whole = ScopedMemory(HashingEncoder(64)), ScopedMemory(HashingEncoder(64))
+    asyncio.run(adapter.SAMMemoryService(whole).add_session_to_memory(session()))
+    service = adapter.SAMMemoryService(store)
+    if first == "events":
+        add_events(service, events(0, 4))
+    else:
+        asyncio.run(service.add_session_to_memory(session(4)))
+    service = adapter.SAMMemoryService(store) if restart else service
+    if first == "events":
+        asyncio.run(service.add_session_to_memory(session()))
+    else:
+        add_events(service, events(2, 8))
+    scopes = {"user_id": "ann_lee_123", "agent_id": "airline", "run_id": "conv-1"}
+    assert stored(store, **scopes) == stored(whole, **scopes)

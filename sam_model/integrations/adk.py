@@ -27,7 +27,8 @@ holds is stored cut as ``sam-data transcripts --result-limit 90000`` cuts it, wi
 ids of an add's events; the progress mark keeps each stored id's content digest, so deleted events stay deleted),
 scoped as a session's. An event sent again with another content keeps its first memory, warned: as ADK's own
 in-memory service keeps an id's first event, and a memory recalled and written into training data is not rewritten
-behind the agent's back (delete it and add the event under a new id). A session is added one way or the other.
+behind the agent's back (delete it and add the event under a new id). Both ways may add one session: each add's
+memories say their events' ids (EVENTS), and each way skips the events the other stored.
 
 Scopes: ``user_id`` the session's user, ``agent_id`` its ``app_name``, ``run_id`` its id: ADK scopes memory by app and
 user, so a search (``search_memory(app_name, user_id, query)``) reads only that user's memories of that app, every
@@ -69,7 +70,7 @@ log = logging.getLogger(__name__)
 # a digest of the session's chat messages before TO (what a service made anew checks the session still begins with)
 SESSION, FROM, TO, AUTHOR, TIMESTAMP = "adk_session", "adk_from", "adk_to", "adk_author", "adk_timestamp"
 DIGEST = "adk_digest"
-EVENTS = "adk_events"  # an add_events_to_memory add's events' ids (the progress mark: each stored id's content digest)
+EVENTS = "adk_events"  # an add's events' ids (add_events_to_memory's progress mark: each stored id's content digest)
 SESSIONS = 1024  # sessions whose chat a service keeps (a server's memory grew with every session it ever stored)
 Key = tuple[str, str, str]  # (app_name, user_id, session id)
 
@@ -125,7 +126,8 @@ class SAMMemoryService(BaseMemoryService):
         with self._lock:
             key = (app, user, sid)
             digests = _digests(messages[policy:])
-            stored = self._stored[key] if key in self._stored else self._resume(scopes, messages, policy, digests)
+            stored = self._stored[key] if key in self._stored else self._resume(scopes, messages, policy, digests,
+                                                                                  events, sources)
             same = next((i for i, (a, b) in enumerate(zip(stored, messages)) if a != b), min(len(stored),
                                                                                           len(messages)))
             self._last[(app, user)] = sid
@@ -135,10 +137,15 @@ class SAMMemoryService(BaseMemoryService):
                 log.warning("SAMMemoryService: session %s no longer begins with the %d chat messages stored (a "
                             "rewind?): read on from its chat message %d, the first that differs", sid,
                             len(stored) - policy, max(same - policy, 0))
+            # each add's events' ids too: an add_events_to_memory of them after (the turn sent too) skips them
             self._add_runs(events, messages, sources, same, scopes, lambda start, end: {
                 SESSION: sid, FROM: max(start - policy, 0), TO: max(end - policy, 0),
-                DIGEST: digests[max(end - policy, 0)]})
+                DIGEST: digests[max(end - policy, 0)],
+                EVENTS: sorted({i for x in sources[start:end] if (i := _id(events, x)) is not None})})
             self._mark(scopes, {TO: len(messages) - policy, DIGEST: digests[-1]})
+            if key in self._seen:  # what add_events_to_memory read of the session: these are stored now
+                self._seen[key].update({i: _content(events, x) for x in sources[same:]
+                                        if (i := _id(events, x)) is not None and i not in self._seen[key]})
             self._stored[key] = messages
             self._stored.move_to_end(key)
             while len(self._stored) > SESSIONS:
@@ -168,7 +175,7 @@ class SAMMemoryService(BaseMemoryService):
             seen = self._seen[key] if key in self._seen else self._seen_before(scopes)
             new, changed = [], []
             for e in events:
-                digest = _digests([e.get("content")])[-1]
+                digest = _said_digest(e)
                 if e["id"] in seen:
                     changed += [e["id"]] if seen[e["id"]] not in ("", digest) else []  # "": read off a memory
                     continue
@@ -185,6 +192,7 @@ class SAMMemoryService(BaseMemoryService):
                                                      for i in range(start, end)})})
             if new:
                 self._mark(scopes, {EVENTS: seen})
+                self._stored.pop(key, None)  # the session, added whole after, reads on after these (_resume)
             self._seen[key] = seen
             self._seen.move_to_end(key)
             while len(self._seen) > SESSIONS:
@@ -195,10 +203,9 @@ class SAMMemoryService(BaseMemoryService):
         """The ids of the events stored of the scopes before this service saw them, with their contents' digests
         (the progress mark, kept when their memories are deleted: those stay deleted; else the memories' EVENTS)."""
         mark = self.memory.progress(**scopes)
-        if isinstance(mark, dict) and isinstance(mark.get(EVENTS), dict):
-            return dict(mark[EVENTS])
-        found = self.memory.get_all(**scopes, limit=None)["results"]
-        return {i: "" for r in found for i in (r["metadata"] or {}).get(EVENTS) or () if isinstance(i, str)}
+        found = self.memory.get_all(**scopes, limit=None)["results"]  # add_session_to_memory's memories say theirs
+        seen = {i: "" for r in found for i in (r["metadata"] or {}).get(EVENTS) or () if isinstance(i, str)}
+        return {**seen, **(mark[EVENTS] if isinstance(mark, dict) and isinstance(mark.get(EVENTS), dict) else {})}
 
     def _mark(self, scopes: dict[str, str | None], mark: dict[str, Any]) -> None:
         """Tell the memory how far the scopes are stored, keeping what the other add (session or events) told it."""
@@ -230,20 +237,27 @@ class SAMMemoryService(BaseMemoryService):
         return event.get("author"), when if isinstance(when, (int, float)) else None
 
     def _resume(self, scopes: dict[str, str | None], messages: list[dict[str, Any]], policy: int,
-                digests: list[str]) -> list[dict[str, Any]]:
+                digests: list[str], events: list[Any], sources: list[str]) -> list[dict[str, Any]]:
         """The chat messages of a session stored before this service saw it (its memories' TO): a service made
         anew read the session from its start, and stored it again. TO counts the session's chat messages, not the
         policy (``policy``: 1 where ``messages`` open with it): counted, a service restarted with an instruction
         given or dropped (the agent's, edited between deploys) read on one message off, storing one again or
         losing one. A TO is taken where its DIGEST is that of the session's chat messages before it (``digests``):
         taken whatever the session held, a session of a reused id, or one rewound while the service was down, lost
-        as many of its messages as the old one had stored (memories without a digest, of 2026-12-07, are taken)."""
+        as many of its messages as the old one had stored (memories without a digest, of 2026-12-07, are taken).
+        Or further, where the session's first chat messages are of events add_events_to_memory stored (their
+        events' ids and words as stored: a reused id of other words is no such)."""
         found = self.memory.get_all(**scopes, limit=None)["results"]
         mark = self.memory.progress(**scopes)  # kept when the session's memories were deleted: those stay deleted
         marks = [*(r["metadata"] for r in found), *([mark] if isinstance(mark, dict) and DIGEST in mark else [])]
         to = max((m[TO] for m in marks if isinstance(m.get(TO), int) and not isinstance(m[TO], bool)
                   and 0 <= m[TO] < len(digests) and m.get(DIGEST, digests[m[TO]]) == digests[m[TO]]), default=0)
-        return messages[:to + policy]
+        seen = self._seen_before(scopes)
+        by_id = 0  # each message's event's digest made only while they are stored (a session's first sight)
+        while by_id + policy < len(sources) and (e := _id(events, sources[by_id + policy])) is not None \
+                and seen.get(e) == _content(events, sources[by_id + policy]):
+            by_id += 1
+        return messages[:max(to, by_id) + policy]
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> Any:
         """The user's ``k`` best memories of the app, as ``MemoryEntry`` items, best first (the module doc)."""
@@ -259,6 +273,25 @@ class SAMMemoryService(BaseMemoryService):
         state = self.memory.live_state(user_id, app_name, last) if last is not None else None
         hits = self.memory.search(query, state=state, limit=self.k, **scopes)["results"]
         return SearchMemoryResponse(memories=[_entry(hit) for hit in hits])
+
+
+def _id(events: list[Any], source: str) -> str | None:
+    """The id of the event a chat message was read from (its source, ``event N``); None for the policy."""
+    if not source.startswith("event "):
+        return None
+    i = events[int(source.removeprefix("event "))].get("id")
+    return i if isinstance(i, str) and i else None
+
+
+def _content(events: list[Any], source: str) -> str | None:
+    """The digest of the event a chat message was read from (_said), None for the policy."""
+    return _said_digest(events[int(source.removeprefix("event "))]) if source.startswith("event ") else None
+
+
+def _said_digest(event: Any) -> str:
+    """What add_events_to_memory keeps of an event's content: a digest of the chat messages read of it, alike
+    however the event was dumped (a session's dump or the event's own, its nulls, by alias or not)."""
+    return _digests(to_chat([event], "an event").messages)[-1]
 
 
 def _digests(chat: list[dict[str, Any]]) -> list[str]:
