@@ -215,6 +215,33 @@ def adk_session() -> dict:
             "last_update_time": 1796600007.0, "system": POLICY}
 
 
+def agent_framework_messages() -> list[dict]:
+    """As a Microsoft Agent Framework session holds the conversation (agent-framework-core 1.26, session.to_dict()'s
+    state["in_memory"]["messages"]; tests/test_agent_framework_memory.py makes one with a real Agent): each message's
+    contents typed, a call's id call_id beside the framework's own id, the results in tool messages, the failed one
+    marked by the exception the framework writes as FunctionInvocationError (its words the program's, as
+    include_detailed_errors gives them), a reasoning content before the first call."""
+    content = lambda t, **kw: {"type": t, **kw, "additional_properties": {}}  # noqa: E731
+    message = lambda role, *contents: {"role": role, "contents": list(contents), **(  # noqa: E731
+        {"author_name": "airline_agent"} if role != "user" else {}), "additional_properties": {}, "type": "message"}
+    call = lambda i, n, a: content("function_call", call_id=i, name=n, arguments=a, hosted=False, id=f"af-call-{i}")  # noqa: E731
+    result = lambda i, r, **kw: content("function_result", call_id=i, **kw, result=r,  # noqa: E731
+                                        items=[content("text", text=r)], id=f"af-call-{i}")
+    return [message("user", content("text", text=HI)),
+            message("assistant", content("text_reasoning", text="Look the user up."), call("c1", "get_user", ARGS1)),
+            message("tool", result("c1", json.dumps(USER))), message("assistant", content("text", text=SEE)),
+            message("user", content("text", text=YES)), message("assistant", call("c2", "cancel", json.dumps(ARGS2))),
+            message("tool", result("c2", ERROR, exception="FunctionInvocationError")),
+            message("assistant", content("text", text=DONE))]
+
+
+def agent_framework_session() -> dict:
+    """The session around :func:`agent_framework_messages`, with the agent's instructions added beside it (the
+    session does not hold them)."""
+    return {"type": "session", "session_id": "conv-1", "service_session_id": None,
+            "state": {"in_memory": {"messages": agent_framework_messages()}}, "instructions": POLICY}
+
+
 def smolagents_steps() -> list[dict]:
     """As a smolagents ToolCallingAgent's memory dumps the conversation, two runs (run(HI), then run(YES,
     reset=False)): [agent.memory.system_prompt.dict(), *agent.memory.get_succinct_steps()], the policy the system
@@ -425,7 +452,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
              "openhands": tmp_path / "openhands.json", "openhands-v1": tmp_path / "openhands-v1.jsonl",
              "codex": tmp_path / "codex.jsonl", "pydantic-ai": tmp_path / "pydantic-ai.jsonl",
              "autogen": tmp_path / "autogen.json", "smolagents": tmp_path / "smolagents.json",
-             "llamaindex": tmp_path / "llamaindex.json", "adk": tmp_path / "adk.json"}
+             "llamaindex": tmp_path / "llamaindex.json", "adk": tmp_path / "adk.json",
+             "agent-framework": tmp_path / "agent-framework.json"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -445,6 +473,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files["smolagents"].write_text(json.dumps(smolagents_steps(), indent=2) + "\n")  # json.dump(steps, f)
     files["llamaindex"].write_text(json.dumps(llamaindex_messages(), indent=2) + "\n")  # memory.get_all()'s dumps
     files["adk"].write_text(json.dumps(adk_session(), indent=2) + "\n")  # session.model_dump_json(), "system" added
+    files["agent-framework"].write_text(json.dumps(agent_framework_session(), indent=2) + "\n")  # session.to_dict()
     files["swe-agent"].write_text(json.dumps(swe_agent_traj(swe_agent_history()), indent=2) + "\n")
     converse = bedrock_messages()  # the last Converse call logged: its request (with an id) and its response's output
     files["bedrock"].write_text(json.dumps({"id": "conv-1", "modelId": "anthropic.claude-sonnet-4",
@@ -530,14 +559,15 @@ def test_formats_are_told_from_the_messages():
                                 genai_messages(), langchain_messages(), swe_agent_history(), bedrock_messages(),
                                 gemini_contents(), snake_case(gemini_contents()), openhands_events(),
                                 openhands_v1_events(), pydantic_ai_messages(), autogen_messages(),
-                                smolagents_steps(), llamaindex_messages(), adk_events())] == [
+                                smolagents_steps(), llamaindex_messages(), adk_events(), agent_framework_messages())] == [
         "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini", "gemini",
-        "openhands", "openhands-v1", "pydantic-ai", "autogen", "smolagents", "llamaindex", "adk"]
+        "openhands", "openhands-v1", "pydantic-ai", "autogen", "smolagents", "llamaindex", "adk", "agent-framework"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
     assert to_chat(bedrock_messages()).ignored == {"reasoningContent": 1}  # not words the agent said
     assert to_chat(pydantic_ai_messages()).ignored == {"thinking": 1}
+    assert to_chat(agent_framework_messages()).ignored == {"text_reasoning contents": 1}
     genai = [{"role": "Human", "parts": [{"type": "text", "content": "hi"}]},  # as LangChain instrumentations write
              {"role": "AI", "parts": [{"type": "text", "content": "hello"}], "finish_reason": "stop"}]
     assert [m["role"] for m in to_chat(genai).messages] == ["user", "assistant"]
@@ -549,7 +579,8 @@ def test_formats_are_told_from_the_messages():
     ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY), ("gemini", gemini_contents, POLICY),
     ("openhands", openhands_events, ""), ("openhands-v1", openhands_v1_events, ""),
     ("pydantic-ai", pydantic_ai_messages, ""), ("autogen", autogen_messages, ""),
-    ("smolagents", smolagents_steps, ""), ("llamaindex", llamaindex_messages, ""), ("adk", adk_events, "")])
+    ("smolagents", smolagents_steps, ""), ("llamaindex", llamaindex_messages, ""), ("adk", adk_events, ""),
+    ("agent-framework", agent_framework_messages, "")])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
@@ -569,6 +600,7 @@ def test_live_state_reads_every_format(name, messages, policy):
             "autogen": lambda m: m["content"][0], "smolagents": lambda m: m["model_output_message"]["tool_calls"][0],
             "llamaindex": lambda m: m["additional_kwargs"]["tool_calls"][0],
             "adk": lambda m: m["content"]["parts"][0]["function_call"],
+            "agent-framework": lambda m: m["contents"][0],
             }[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
@@ -600,6 +632,9 @@ NO_TOOLS = {
     "adk": {"id": "a", "app_name": "app", "user_id": "u", "events": [
         {"author": "user", "invocation_id": "e-1", "content": {"role": "user", "parts": [{"text": "hi"}]}},
         {"author": "bot", "invocation_id": "e-1", "content": {"role": "model", "parts": [{"text": "hello"}]}}]},
+    "agent-framework": {"type": "session", "session_id": "a", "state": {"in_memory": {"messages": [
+        {"type": "message", "role": "user", "contents": [{"type": "text", "text": "hi"}]},
+        {"type": "message", "role": "assistant", "contents": [{"type": "text", "text": "hello"}]}]}}},
 }
 
 

@@ -330,7 +330,7 @@ def _document_of(name: str, path: Path, out: Path) -> Path:
 # the formats whose files FORMATS describes as .json documents
 WHOLE = ("openai", "tau1", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini",
          "openhands", "openhands-v1", "gemini-cli", "mini-swe-agent", "pydantic-ai", "autogen", "smolagents", "llamaindex",
-         "adk")
+         "adk", "agent-framework")
 
 
 @pytest.mark.parametrize("name", WHOLE)
@@ -350,7 +350,8 @@ def test_a_transcript_document_given_as_an_agent_log_says_what_it_is_and_how_to_
     assert path.read_text(encoding="utf-8").splitlines()[0] in ("{", "[")
     assert main([str(path)]) == 1
     err = capsys.readouterr().err
-    article = "an" if name in ("openai", "anthropic", "otel", "openhands", "openhands-v1", "autogen", "adk") else "a"
+    article = "an" if name in ("openai", "anthropic", "otel", "openhands", "openhands-v1", "autogen", "adk",
+                               "agent-framework") else "a"
     assert err.startswith(f"error: {path}: this is {article} {name} file ({FORMATS[name].title}), one JSON document")
     assert f"`sam-data transcripts {path} OUT.jsonl --format {name}`" in err and err.count("\n") == 1, err
     assert transcripts([str(path), str(tmp_path / "o.jsonl"), "--format", name]) == 0  # the advice works

@@ -648,7 +648,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # memories recalled by SAM]" and its N numbered memories, a ToolCallingAgent's result or a CodeAgent's print) reads as
 # the marker "[N memories recalled: stored already]", not as the memories again. Dumps without such a head, other
 # files, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 197
+# 198: Microsoft Agent Framework sessions (session.to_dict(), a FileSessionStore's files) are read by the
+# agent-framework reader, a session a conversation named by its id, a result with an exception failed (they were
+# refused: no conversation); its messages are told before Responses items. Every other file, examples/logs and
+# tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 198
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from sam_model.data.formats import (
     adk,
+    agent_framework,
     anthropic,
     autogen,
     bedrock,
@@ -146,6 +147,11 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            'agent\'s instruction, which the session does not hold), a .jsonl of them, one a line, or a folder of them; '
            'or the SQLite session database the app keeps them in (DatabaseSessionService, SqliteSessionService)',
            adk.to_chat, adk.sniff),
+    Format("agent-framework", "Microsoft Agent Framework sessions (agent-framework-core session.to_dict(): its "
+           "history provider's messages of contents: text, function_call, function_result)",
+           'one session a .json file holding session.to_dict() (an "instructions" field beside it the agent\'s '
+           'instructions, which the session does not hold), a .jsonl of them, one a line, or a folder of them (a '
+           'FileSessionStore\'s)', agent_framework.to_chat, agent_framework.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
@@ -163,9 +169,10 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # type that names its class (UserMessage, ...), which no other format's type is; a smolagents step no role and its
 # dataclass's keys (step_number with observations, task), its messages the roles tool-call / tool-response; a
 # LlamaIndex message a role beside additional_kwargs, which no other format's message with a role has; an ADK event
-# no role and an author beside an invocation_id, which no other format's has
+# no role and an author beside an invocation_id, which no other format's has; an Agent Framework message the type
+# message of a Responses message item, its contents (plural) where the item has content: before responses
 _SNIFF_ORDER = ("claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "mini-swe-agent",
-                "pydantic-ai", "autogen", "smolagents", "llamaindex", "adk", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
+                "pydantic-ai", "autogen", "smolagents", "llamaindex", "adk", "agent-framework", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -221,7 +228,9 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("smolagents steps or messages with tool calls (ActionStep tool_calls or code_action, tool-call)",
            "smolagents"),
           ("LlamaIndex messages with tool_call blocks or tool_call_ids (ChatMessage.model_dump())", "llamaindex"),
-          ("ADK events with function_call or function_response parts (google-adk sessions)", "adk"))
+          ("ADK events with function_call or function_response parts (google-adk sessions)", "adk"),
+          ("Agent Framework messages with function_call or function_result contents (session.to_dict())",
+           "agent-framework"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -293,6 +302,9 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
         if isinstance(parts, list) and any(isinstance(p, Mapping) and {gemini.camel(str(k)) for k, v in p.items()
                                            if v is not None} & {"functionCall", "functionResponse"} for p in parts):
             found.add(26)
+        if agent_framework.is_message(m) and any(isinstance(c, Mapping) and c.get("type") in (
+                "function_call", "function_result") for c in m["contents"]):
+            found.add(27)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]

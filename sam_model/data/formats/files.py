@@ -43,6 +43,7 @@ from sam_model.data.formats import (
     FORMATS,
     adk,
     adk_db,
+    agent_framework,
     agents_db,
     anthropic,
     autogen,
@@ -156,14 +157,18 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     # (it was read as an OpenHands trajectory, "not an OpenHands trajectory")
     # which of the keys telling a Context or an ADK session each object holds, looked for in one read of it (a read
     # a key read each other record of many MB twice)
-    objects = {q: _mentions(q, (CONTEXT_KEY, ADK_KEY)) for q in candidates if not _holds_list(q)}
+    objects = {q: _mentions(q, (CONTEXT_KEY, ADK_KEY, MAF_KEY)) for q in candidates if not _holds_list(q)}
     contexts = [q for q, keys in objects.items() if CONTEXT_KEY in keys and _first_is(q, llamaindex.is_context)]
     chats = chats or contexts
     told.update(chats)
     # an ADK session's dump (session.model_dump_json(), one a file) likewise: an object, told by its content
     adk_sessions = [q for q, keys in objects.items() if q not in told and ADK_KEY in keys
                     and _first_is(q, adk.is_session)]
-    held = {*told, *memories, *chats, *contexts, *adk_sessions}
+    told.update(adk_sessions)
+    # an Agent Framework session (session.to_dict(); a FileSessionStore's folder, one a file) likewise
+    maf_sessions = [q for q, keys in objects.items() if q not in told and MAF_KEY in keys
+                    and _first_is(q, agent_framework.is_session)]
+    held = {*told, *memories, *chats, *contexts, *adk_sessions, *maf_sessions}
     # an ADK session database (adk web and adk run keep their sessions in each agent's .adk/session.db), and an
     # OpenAI Agents SDK app's SQLiteSession databases likewise (any .db, .sqlite or .sqlite3 holding its messages table: agents_db.tables):
     # a folder of agents was "a folder without ..." where its conversations were. One walk for both, each file
@@ -175,6 +180,7 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     kinds["agents-db"] = [q for q in databases if q not in adk_stores and agents_db.is_store(q)]
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
     kinds["pydantic-ai"], kinds["smolagents"], kinds["llamaindex"], kinds["adk"] = histories, memories, chats, adk_sessions
+    kinds["agent-framework"] = maf_sessions
     saved = [q for q in loose if not _holds_list(q) and _first_is(q, autogen.is_state)]  # save_state(), one a file
     configs = [q for q in loose if saved and not _holds_list(q) and _first_is(q, autogen.is_config)]  # their policy
     loose = [q for q in loose if q not in saved and q not in configs]
@@ -341,6 +347,8 @@ def _json_string(text: str) -> re.Pattern[bytes]:
 CONTEXT_KEY = _json_string("is_running")
 # what every ADK session's dump holds (adk.is_session: its app's name, snake_case or camelCase), likewise
 ADK_KEY = re.compile(_json_string("app_name").pattern + b"|" + _json_string("appName").pattern)
+# what every Agent Framework session holds (agent_framework.is_session), likewise
+MAF_KEY = _json_string("session_id")
 SCAN_BLOCK = 1 << 20  # bytes of a file :func:`_mentions` looks through at a time
 
 
@@ -799,7 +807,8 @@ def document_format(doc: Any) -> str | None:
                       ("gemini-cli", gemini_cli.is_header),
                       ("codex-exec", codex_exec.is_event), ("pydantic-ai", pydantic_ai.is_history),
                       ("autogen", autogen.is_state), ("smolagents", smolagents.is_steps),
-                      ("llamaindex", llamaindex.is_history), ("adk", adk.is_session)):
+                      ("llamaindex", llamaindex.is_history), ("adk", adk.is_session),
+                      ("agent-framework", agent_framework.is_session)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
@@ -834,7 +843,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             "(Strands Agents, OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json), Codex rollouts "
             "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl), OTLP JSON files (an OpenTelemetry "
             "collector's file exporter), OpenHands .json trajectories, AutoGen saved states, smolagents memories, "
-            "LlamaIndex chat histories, ADK sessions or Pydantic AI histories (.json, one a conversation), ADK session "
+            "LlamaIndex chat histories, ADK or Agent Framework sessions or Pydantic AI histories (.json, one a "
+            "conversation), ADK session "
             "databases (.adk/session.db), OpenAI Agents SDK session databases (SQLiteSession); give "
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
@@ -880,7 +890,7 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                 yield from _unique(_saved(q, list(documents(q)), name, docs), seen)
                 if on_file is not None:
                     on_file(q)
-        elif kind in ("adk", "adk-db", "agents-db"):  # a session's dump a file (its sessions a line each, or a database of them),
+        elif kind in ("adk", "adk-db", "agents-db", "agent-framework"):  # a session's dump a file (its sessions a line each, or a database of them),
             # named by its user, app and id
             for q in paths:
                 for doc, where in documents(q):
@@ -913,6 +923,7 @@ _HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
          "smolagents": ("smolagents memory file{s} (.json)", ("smolagents",)),
          "llamaindex": ("LlamaIndex chat history file{s} (.json)", ("llamaindex",)),
          "adk": ("ADK session file{s} (.json)", ("adk",)),
+         "agent-framework": ("Agent Framework session file{s} (.json)", ("agent-framework",)),
          "adk-db": ("ADK session database{s} (.adk/session.db)", ("adk",)),
          "agents-db": ("OpenAI Agents SDK session database{s} (SQLiteSession)", ("responses",))}
 
@@ -1165,6 +1176,11 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             raw_id = "/".join(_id(obj, k if k in obj else gemini.camel(k), where) for k in ("user_id", "app_name", "id"))
             conv = Conversation(episode_id_of(raw_id), obj["events"], where, episode_id_of(raw_id), "adk",
                                 adk.policy(obj, where))
+        elif agent_framework.is_session(obj) and format in (None, "agent-framework"):  # session.to_dict(): its
+            # history provider's messages, named by the session's id
+            raw_id = _id(obj, "session_id", where)
+            conv = Conversation(episode_id_of(raw_id), agent_framework.messages_of(obj, where), where,
+                                episode_id_of(raw_id), "agent-framework", agent_framework.policy(obj, where))
         elif bedrock.is_invocation_log(obj):  # its "input" / "output" are no conversation's
             raise TranscriptFormatError(where, bedrock.INVOCATION_LOG)
         elif isinstance(obj, Mapping) and any(k in obj for k in CONVERSATION_KEYS):
@@ -1270,7 +1286,7 @@ def is_transcript_file(path: str | Path) -> bool:
                 or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc)
                 or gemini_cli.is_header(doc) or headless or pydantic_ai.is_history(doc)
                 or autogen.is_state(doc) or smolagents.is_steps(doc) or llamaindex.is_history(doc)
-                or adk.is_session(doc))
+                or adk.is_session(doc) or agent_framework.is_session(doc))
     except SAMFileError:
         return False
     return False

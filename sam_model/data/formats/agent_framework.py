@@ -1,0 +1,135 @@
+"""Microsoft Agent Framework (agent-framework-core 1.x) sessions: what ``session.to_dict()`` writes.
+
+An ``AgentSession`` is ``{"type": "session", "session_id", "service_session_id", "state": {...}}``; the
+conversation is in its state, where each history provider keeps its own: ``state[source_id]["messages"]``
+(``InMemoryHistoryProvider``, the agent's default, under ``in_memory``). A ``FileSessionStore`` writes the same
+object, one ``<session_id>.json`` a session (beside a ``"version"``). Each message is ``Message.to_dict()``:
+``{"type": "message", "role", "contents": [...], "author_name"?}``, and each content ``{"type": ...}``: ``text``
+(its ``text``), ``function_call`` (``call_id``, ``name``, ``arguments`` an object or the model's JSON text) and
+``function_result`` (``call_id``, ``result`` the words the model was given, ``items`` the same as text contents).
+A call that raised is a result whose ``exception`` the framework writes as the fixed marker
+``FunctionInvocationError`` (the words are ``Error: Function failed.`` unless the agent was given
+``include_detailed_errors``): read as failed. Results sit in ``tool`` messages, one or more a message (parallel
+calls): each becomes a chat tool message. Reasoning, usage, files and the other contents are counted, not read.
+The session holds no instructions (the agent's, kept in code): an ``instructions`` (or ``system``) string beside
+the session is the policy, ``{**session.to_dict(), "instructions": agent.instructions}``, as ADK's ``system``. One code path: the messages become OpenAI chat messages, read by :mod:`.chat`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from sam_model.data.formats import chat
+from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each
+from sam_model.io import json_type
+
+DEFAULT_SOURCE = "in_memory"  # InMemoryHistoryProvider.DEFAULT_SOURCE_ID: the history an agent keeps unasked
+EXCEPTION = "exception"  # a function_result's field the framework sets (to a marker) when the call raised
+READ = ("text", "function_call", "function_result")
+
+
+def is_message(m: Any) -> bool:
+    """A ``Message.to_dict()``: type ``message``, a role and a ``contents`` list (a Responses message item has
+    ``content``, singular, and no ``contents``)."""
+    return (isinstance(m, Mapping) and m.get("type") == "message" and "role" in m
+            and isinstance(m.get("contents"), list) and "content" not in m)
+
+
+def is_session(doc: Any) -> bool:
+    """An ``AgentSession.to_dict()`` (or a FileSessionStore's snapshot): type ``session``, a ``session_id`` and a
+    ``state`` object."""
+    return (isinstance(doc, Mapping) and doc.get("type") == "session" and "session_id" in doc
+            and isinstance(doc.get("state"), Mapping))
+
+
+def sniff(messages: list[Any]) -> bool:
+    return any(is_message(m) for m in messages)
+
+
+def messages_of(session: Mapping[str, Any], where: str) -> list[Any]:
+    """The conversation a session's state holds: its history provider's ``messages`` (``in_memory`` where several
+    providers keep one, else the first). A session of a service that keeps the history itself
+    (``service_session_id``, state without messages) holds none to read: refused, saying so."""
+    held = [(k, v["messages"]) for k, v in session["state"].items()
+            if isinstance(v, Mapping) and isinstance(v.get("messages"), list)]
+    if not held:
+        service = session.get("service_session_id")
+        raise TranscriptFormatError(f"{where}, state", "holds no history provider's messages (state[SOURCE_ID]["
+                                                       "'messages'])" + (
+            f": the service keeps this session's history (service_session_id {service!r}); run the agent with an "
+            "InMemoryHistoryProvider (or store=False) to keep it in the session" if service else
+            ": save the session after a run of an agent with a history provider (the default InMemoryHistoryProvider)"))
+    return dict(held).get(DEFAULT_SOURCE, held[0][1])
+
+
+def policy(session: Mapping[str, Any], where: str) -> str:
+    """The agent's instructions given beside the session (``instructions`` or ``system``): the session holds none."""
+    for key in ("instructions", "system"):
+        value = session.get(key)
+        if value is not None and not isinstance(value, str):
+            raise TranscriptFormatError(f"{where}, {key}", f"is {json_type(value)}, expected the agent's "
+                                                           "instructions (a string)")
+        if value:
+            return value
+    return ""
+
+
+def _text(c: Mapping[str, Any], w: str) -> str:
+    if not isinstance(c.get("text"), str):
+        raise TranscriptFormatError(w, "a text content without a 'text' string")
+    return c["text"]
+
+
+def _result(c: Mapping[str, Any], w: str) -> dict[str, Any]:
+    """A ``function_result`` as a chat tool message: its ``result`` words (else its text ``items``), failed when the
+    framework marked an ``exception``."""
+    if c.get("call_id") is None:
+        raise TranscriptFormatError(w, "a function_result without a 'call_id' (the call it answers)")
+    words = c.get("result")
+    if words is None and isinstance(c.get("items"), list):
+        words = "\n".join(i["text"] for i in c["items"] if isinstance(i, Mapping) and isinstance(i.get("text"), str))
+    if words is not None and not isinstance(words, str):
+        raise TranscriptFormatError(w, f"'result' is {json_type(words)}, expected the words the model was given")
+    out: dict[str, Any] = {"role": "tool", "tool_call_id": str(c["call_id"]), "content": words or ""}
+    if c.get(EXCEPTION) is not None:
+        out[FAILED] = True
+    return out
+
+
+def to_chat(messages: list[Any], where: str) -> Chat:
+    out: list[dict[str, Any]] = []
+    ignored: Counter[str] = Counter()
+    for _, m, w in each(messages, where):
+        contents = m.get("contents")
+        if not isinstance(contents, list):
+            raise TranscriptFormatError(w, f"'contents' is {json_type(contents)}, expected a list of contents "
+                                           "{\"type\": \"text\" | \"function_call\" | \"function_result\", ...}")
+        role = m.get("role")
+        if not isinstance(role, str):
+            raise TranscriptFormatError(w, f"'role' is {json_type(role)}, expected user, assistant, system or tool")
+        texts, calls, results = [], [], []
+        for j, c in enumerate(contents):
+            cw = f"{w}, content {j}"
+            if not isinstance(c, Mapping) or not isinstance(c.get("type"), str):
+                raise TranscriptFormatError(cw, "a content must be an object with a 'type' (text, function_call, "
+                                                "function_result, ...)")
+            if c["type"] == "text":
+                texts.append(_text(c, cw))
+            elif c["type"] == "function_call":
+                calls.append(chat_call(c.get("call_id"), c.get("name"), c.get("arguments"), cw))
+            elif c["type"] == "function_result":
+                results.append(_result(c, cw))
+            else:
+                ignored[f"{c['type']} contents"] += 1
+        if texts or calls:  # a message of only reasoning or usage says nothing
+            message: dict[str, Any] = {"role": "assistant" if role == "tool" else role,
+                                       "content": "\n".join(texts) if texts else None}
+            if calls:
+                message["tool_calls"] = calls
+            out.append(message)
+        out.extend(results)
+    read = chat.to_chat(out, where)
+    read.ignored.update(ignored)
+    return read

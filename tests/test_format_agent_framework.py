@@ -1,0 +1,135 @@
+"""The agent-framework reader: Microsoft Agent Framework sessions as session.to_dict() (or a FileSessionStore)
+writes them, a .json a session, a .jsonl of them or a folder; a call that raised read as failed; malformed input
+named by file, line and field. Sessions made by the real package (agent-framework-core, a scripted chat client:
+tests/maf_fake.py) where it is installed. The conversation of tests/test_formats.py in this format is
+examples/logs/agent-framework.json."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import importlib.util
+import json
+
+import pytest
+from test_formats import agent_framework_messages, agent_framework_session, openai_messages
+
+from sam_model.data.formats import detect, to_chat, tool_marks
+from sam_model.data.transcripts import ImportReport, TranscriptFormatError, iter_transcript_events, main
+
+needs_maf = pytest.mark.skipif(importlib.util.find_spec("agent_framework") is None,
+                               reason="agent-framework-core is not installed (run with its environment)")
+
+
+def _results(events: list[dict]) -> list[str]:
+    return [e["state"]["last_action_result"] for e in events if e["kind"] == "result"]
+
+
+def test_the_session_reads_as_the_openai_conversation():
+    want = to_chat(openai_messages()[1:]).messages
+    chat = to_chat(agent_framework_messages())
+    assert detect(agent_framework_messages()) == "agent-framework"
+    assert [(m["role"], m.get("content")) for m in chat.messages] == [(m["role"], m.get("content")) for m in want]
+    assert chat.messages[-2].get("is_error") is True  # the exception the framework marked: the call failed
+    assert tool_marks(agent_framework_messages())[-1][1] == "agent-framework"
+
+
+def test_a_result_with_an_exception_is_failed_whatever_its_words(tmp_path):
+    """A tool that raised: the framework marks the result's exception (FunctionInvocationError) and gives the model
+    words of its own, which need not say so; without the mark the same words are a result like any."""
+    session = agent_framework_session()
+    result = session["state"]["in_memory"]["messages"][6]["contents"][0]
+    result["result"] = result["items"][0]["text"] = "Cancelled."
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(session))
+    assert _results(list(iter_transcript_events(path)))[-1].startswith("cancel: error")
+    del result["exception"]
+    path.write_text(json.dumps(session))
+    assert _results(list(iter_transcript_events(path)))[-1] == "cancel: ok"
+
+
+def test_a_json_a_jsonl_and_a_folder_of_sessions(tmp_path):
+    second = {**agent_framework_session(), "session_id": "conv-2"}
+    (tmp_path / "one.json").write_text(json.dumps(agent_framework_session()))
+    (tmp_path / "many.jsonl").write_text(json.dumps(agent_framework_session()) + "\n" + json.dumps(second) + "\n")
+    folder = tmp_path / "store"  # a FileSessionStore's folder: <session_id>.json each, a "version" beside
+    folder.mkdir()
+    for s in (agent_framework_session(), second):
+        (folder / f"{s['session_id']}.json").write_text(json.dumps({**s, "version": "1.0"}))
+    for path, ids in (("one.json", {"conv-1"}), ("many.jsonl", {"conv-1", "conv-2"}), ("store", {"conv-1", "conv-2"})):
+        report = ImportReport()
+        events = list(iter_transcript_events(tmp_path / path, report=report))
+        assert {e["episode_id"] for e in events} == ids and report.formats == {"agent-framework": len(ids)}, path
+
+
+@pytest.mark.parametrize("change, where, says", [
+    (lambda s: s["state"]["in_memory"]["messages"][2].update(contents="x"), "message 2", "'contents' is a string"),
+    (lambda s: s["state"]["in_memory"]["messages"][2]["contents"][0].pop("call_id"), "message 2, content 0",
+     "without a 'call_id'"),
+    (lambda s: s["state"]["in_memory"]["messages"][1]["contents"][1].update(name=None), "message 1, content 1",
+     "without a name"),
+    (lambda s: s.update(state={"in_memory": {}}, service_session_id="conv_abc"), "state", "the service keeps"),
+    (lambda s: s.update(instructions=["x"]), "instructions", "expected the agent's instructions"),
+])
+def test_malformed_sessions_are_named_by_file_line_and_field(tmp_path, capsys, change, where, says):
+    session = copy.deepcopy(agent_framework_session())
+    change(session)
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(session) + "\n")
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(path))
+    assert f"{path}:1" in str(err.value) and where in str(err.value) and says in str(err.value)
+    assert main([str(path), str(tmp_path / "out.jsonl")]) == 1
+    assert len([x for x in capsys.readouterr().err.splitlines() if says in x]) >= 1
+
+
+async def _real_session(tmp_path):
+    """A session of a real Agent (two tools, the second raising), saved as the app keeps it: session.to_dict() to a
+    .json, and through a FileSessionStore."""
+    from agent_framework import Agent, FileSessionStore, tool
+    from maf_fake import ScriptedClient, call, say
+
+    @tool
+    def track_shipment(tracking_number: str) -> str:
+        """Where a shipment is."""
+        return f"{tracking_number}: customs hold at Rotterdam on container MSCU1234567"
+
+    @tool
+    def rebook(container_id: str) -> str:
+        """Rebook a container on the next vessel."""
+        raise ValueError("no vessel with space")
+
+    client = ScriptedClient([call("c1", "track_shipment", {"tracking_number": "TRK123"}),
+                             call("c2", "rebook", {"container_id": "MSCU1234567"}), say("Rebooking failed.")])
+    agent = Agent(client=client, instructions="You run an exceptions desk.", tools=[track_shipment, rebook])
+    session = agent.create_session(session_id="ship-1")
+    await agent.run("Where is TRK123? Rebook it.", session=session)
+    (tmp_path / "ship-1.json").write_text(json.dumps(session.to_dict()))
+    await FileSessionStore(tmp_path / "store").set("ship-1", session)
+
+
+@needs_maf
+def test_sessions_written_by_the_real_package(tmp_path):
+    asyncio.run(_real_session(tmp_path))
+    for path in (tmp_path / "ship-1.json", tmp_path / "store"):
+        report = ImportReport()
+        events = list(iter_transcript_events(path, report=report))
+        assert report.formats == {"agent-framework": 1} and {e["episode_id"] for e in events} == {"ship-1"}
+        assert [e["text"] for e in events if e["kind"] == "action"] == [
+            "CALL track_shipment(tracking_number=TRK123)", "CALL rebook(container_id=MSCU1234567)"]
+        results = _results(events)
+        assert results[0] == "track_shipment: ok" and results[1].startswith("rebook: error")  # it raised
+
+
+def test_the_adapter_imports_without_the_package_and_says_what_to_install(monkeypatch):
+    """The module imports with the core install (Agent Framework duck-types its providers); making a provider
+    without the package says in one line what to install."""
+    import sys
+
+    from sam_model.integrations import agent_framework as adapter
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    monkeypatch.setitem(sys.modules, "agent_framework", None)
+    with pytest.raises(ImportError) as err:
+        adapter.SAMContextProvider(ScopedMemory(HashingEncoder(16)), user_id="mia")
+    assert "pip install agent-framework-core" in str(err.value) and "\n" not in str(err.value)
