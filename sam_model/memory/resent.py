@@ -79,7 +79,7 @@ from sam_model.data.formats.langchain_messages import unwrap
 from sam_model.memory.live import digest
 
 FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents", "llamaindex", "openai", "anthropic", "langchain", "adk",
-           "responses", "gemini")
+           "responses", "gemini", "agent-framework")
 LIVE = ("responses", "gemini")  # of FORMATS, those a scope's open turn reads (sam_model.memory.live): it reads the rest
 KEPT = 8  # adds a scope keeps the key of (:func:`kept`): a run made at once with another adds soon after it
 TAIL = 256  # messages of the last add of a TAILED format a scope keeps the digest of, one each (:func:`compacted`)
@@ -96,7 +96,8 @@ NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
          "langchain": ("LangChain", "told by their message or tool call ids"),
          "adk": ("Google ADK", "told by their event ids"),
          "responses": ("Responses", "told by their item or call ids"),
-         "gemini": ("Gemini", "told by their function call ids")}
+         "gemini": ("Gemini", "told by their function call ids"),
+         "agent-framework": ("Agent Framework", "told by their message or call ids")}
 
 
 def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
@@ -528,9 +529,19 @@ def _adk_once(m: Mapping[str, Any]) -> bool:
     return _id(m.get("id"), None)
 
 
+def _agent_framework_once(m: Mapping[str, Any]) -> bool:
+    """Whether an Agent Framework message (``Message.to_dict()``) holds its own ``message_id`` (a model's response
+    writes one) or a function call's or result's ``call_id`` (or the framework's ``af-call-...`` ``id`` of it): the
+    run's messages stored after each run, given again, were stored again."""
+    contents = m.get("contents") if isinstance(m.get("contents"), list) else ()
+    return _id(m.get("message_id"), None) or any(
+        isinstance(c, Mapping) and c.get("type") in ("function_call", "function_result")
+        and (_id(c.get("call_id"), c.get("name")) or _id(c.get("id"), c.get("name"))) for c in contents)
+
+
 # the formats whose messages each tell alone whether they hold an id written once (:func:`_once`)
 _CALL_IDS = {"openai": _openai_once, "anthropic": _anthropic_once, "langchain": _langchain_once, "adk": _adk_once,
-             "responses": _responses_once, "gemini": _gemini_once}
+             "responses": _responses_once, "gemini": _gemini_once, "agent-framework": _agent_framework_once}
 # whether a message of each format whose system messages are messages is one (:func:`opening`)
 _SYSTEM = {"openai": lambda m: isinstance(m, Mapping) and m.get("role") in ("system", "developer"),
            "responses": lambda m: isinstance(m, Mapping) and m.get("role") in ("system", "developer")

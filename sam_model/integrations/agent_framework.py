@@ -1,0 +1,120 @@
+"""SAM in Microsoft Agent Framework: a context provider that recalls before each run and stores after it.
+
+    pip install agent-framework-core       # this module imports it when a provider is made; nothing in the core does
+
+    memory = ScopedMemory(SAMRetriever.from_pretrained("sam-general"))
+    sam = SAMContextProvider(memory, agent_id="freight-desk")
+    agent = Agent(client=client, instructions=INSTRUCTIONS, tools=[...], context_providers=[sam])
+    session = sam.create_session(agent, user_id="mia")      # the session is mia's, fixed here
+    result = await agent.run("Where is container MSCU1234567?", session=session)
+
+Agent Framework calls ``before_run`` before each run and ``after_run`` after it (the ``ContextProvider`` hook of
+agent-framework-core 1.x; a provider is duck-typed there, so this class needs no base class and the module imports
+without the package). Before a run the provider recalls the ``k`` best memories of the session's user, ranked as the
+other adapters rank them (the Agents SDK's ``sam_recall_tool``): by the user's live state (the state of the newest
+event stored in the scopes: ScopedMemory.live_state) and the words of the run's new messages, and adds them numbered
+as instructions of this run (``context.extend_instructions``): they are not messages, so no history provider keeps
+them and no session saves them. After the run it stores the run's new messages (its input and the response's
+messages, as ``Message.to_dict()`` writes them: the ``agent-framework`` log reader reads them, the one code path)
+with ScopedMemory.add, which reads messages sent again (an after_run repeated, a whole history given again as input,
+a provider made anew after a restart over the same store) as sent already: each is stored once.
+
+Scopes: each session belongs to one user, fixed when the session is made (:meth:`SAMContextProvider.create_session`)
+or, for a session restored with ``AgentSession.from_dict``, bound again by :meth:`SAMContextProvider.bind`; a session's
+user cannot be changed, and a run on a session of no user is refused (its memories would be no one's, or anyone's).
+The binding is the provider's, not the session's state: a session dict edited by a client cannot name another user.
+A provider made with ``user_id`` fixes that user for every session instead (one agent a user). ``agent_id`` (and
+``run_id``) narrow the scopes as ScopedMemory's do. Store calls run in a worker thread (``asyncio.to_thread``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+from sam_model.integrations.scopes import fixed_scopes, memories, numbered, user_filter
+from sam_model.limits import check_k, check_scope
+from sam_model.memory import ScopedMemory
+
+SOURCE = "sam_memory"  # the provider's source_id: its instructions' attribution, its (empty) state's key
+HEAD = "Memories of this user's earlier conversations (SAM), best first:"
+
+
+def _framework() -> Any:
+    """agent_framework, imported when a provider is made: a missing package said in one line naming what to install."""
+    try:
+        return importlib.import_module("agent_framework")
+    except ImportError as exc:
+        raise ImportError(f"sam_model.integrations.agent_framework needs Microsoft Agent Framework ({exc}): pip "
+                          "install agent-framework-core, or use ScopedMemory directly") from None
+
+
+def _words(messages: Sequence[Any]) -> str:
+    """The text of a run's new messages (their text contents): what the recall searches by, beside the state."""
+    return "\n".join(t for m in messages for c in getattr(m, "contents", None) or ()
+                     if getattr(c, "type", None) == "text" and isinstance(t := getattr(c, "text", None), str) and t)
+
+
+class SAMContextProvider:
+    """Agent Framework's context provider over a ScopedMemory (the module doc)."""
+
+    after_run_once_per_turn = False  # ContextProvider's: each run's messages are stored after it
+
+    def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
+                 run_id: str | None = None, k: int = 5, source_id: str = SOURCE) -> None:
+        _framework()
+        check_scope(user_id, "user_id")
+        check_scope(agent_id, "agent_id")
+        check_scope(run_id, "run_id")
+        self.memory, self.k, self.source_id = memory, check_k(k), source_id
+        self.user_id, self.agent_id, self.run_id = user_id, agent_id, run_id
+        self._users: dict[str, str] = {}  # session id -> its user, fixed by create_session or bind
+
+    def create_session(self, agent: Any, user_id: str, *, session_id: str | None = None) -> Any:
+        """``agent.create_session()``, the session bound to ``user_id`` (:meth:`bind`)."""
+        session = agent.create_session(session_id=session_id)
+        self.bind(session, user_id)
+        return session
+
+    def bind(self, session: Any, user_id: str) -> None:
+        """Fix ``session``'s user (a session restored after a restart is bound again, to the same user); another user
+        for a bound session, or a user other than the provider's own, is refused."""
+        check_scope(user_id, "user_id")
+        if not user_id:
+            raise ValueError("SAMContextProvider.bind: give the session's user_id (a session of no user would read "
+                             "and store no one's memories)")
+        held = self._users.get(session.session_id, self.user_id)
+        if held is not None and held != user_id:
+            raise ValueError(f"SAMContextProvider.bind: session {session.session_id!r} is user {held!r}'s; a "
+                             "session's user is fixed: make a new session for another user")
+        self._users[session.session_id] = user_id
+
+    def scopes(self, session: Any) -> dict[str, str | None]:
+        """The scopes of a run of ``session``: its user's (refused when it has none), the provider's agent and run."""
+        user = self._users.get(session.session_id, self.user_id) if session is not None else self.user_id
+        if user is None:
+            raise ValueError(f"SAMContextProvider: session {getattr(session, 'session_id', None)!r} has no user: "
+                             "make it with provider.create_session(agent, user_id=...) (or provider.bind(session, "
+                             "user_id=...) after restoring it), or make the provider with user_id=...")
+        return fixed_scopes("SAMContextProvider", user, self.agent_id, self.run_id)
+
+    def recall(self, scopes: dict[str, str | None], query: str) -> list[dict[str, Any]]:
+        """The ``k`` best memories of the scopes, ranked by their live state and ``query`` (sam_recall_tool's)."""
+        state = self.memory.live_state(**scopes)
+        return self.memory.search(query, state=state, limit=self.k, filters=user_filter(scopes["user_id"]),
+                                  **scopes)["results"]
+
+    async def before_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
+        scopes = self.scopes(session)
+        hits = await asyncio.to_thread(self.recall, scopes, _words(context.input_messages))
+        if hits:
+            context.extend_instructions(self.source_id, f"{HEAD} ({memories(len(hits))})\n{numbered(hits)}")
+
+    async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
+        scopes = self.scopes(session)
+        response = context.response
+        new = [*context.input_messages, *(response.messages if response is not None else ())]
+        if new:
+            await asyncio.to_thread(self.memory.add, [m.to_dict() for m in new], **scopes)

@@ -1,0 +1,111 @@
+"""SAMContextProvider against the real Microsoft Agent Framework (agent-framework-core), run with a scripted chat
+client (tests/maf_fake.py, no network): two users on one agent each recall only their own memories; each run's
+messages are stored once however often they come again.
+
+Run where agent-framework-core is installed: PYTHONPATH=$PWD:$PWD/tests:<the core venv's site-packages> python -m
+pytest ... (skipped without it)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+
+import pytest
+
+if importlib.util.find_spec("agent_framework") is None:
+    pytest.skip("agent-framework-core is not installed (pip install agent-framework-core; run with its environment)",
+                allow_module_level=True)
+
+from agent_framework import Agent, AgentSession, tool  # noqa: E402
+from maf_fake import ScriptedClient, call, say  # noqa: E402
+
+from sam_model.integrations.agent_framework import HEAD, SAMContextProvider  # noqa: E402
+from sam_model.memory import HashingEncoder, ScopedMemory  # noqa: E402
+
+
+@tool
+def track_shipment(tracking_number: str) -> str:
+    """Where a shipment is."""
+    return f"{tracking_number}: held at customs in Rotterdam, container MSCU{tracking_number[-7:]}"
+
+
+def _agent(client: ScriptedClient, sam: SAMContextProvider) -> Agent:
+    return Agent(client=client, instructions="You run a freight forwarder's exceptions desk.",
+                 tools=[track_shipment], context_providers=[sam])
+
+
+def _stored(memory: ScopedMemory, user: str) -> list[str]:
+    return [h["memory"] for h in memory.get_all(user_id=user, agent_id="desk", limit=None)["results"]]
+
+
+def test_two_users_on_one_agent_each_recall_only_their_own():
+    memory = ScopedMemory(HashingEncoder(64))
+    sam = SAMContextProvider(memory, agent_id="desk")
+    client = ScriptedClient([call("c1", "track_shipment", {"tracking_number": "TRK1111111"}), say("Held in customs."),
+                             call("c2", "track_shipment", {"tracking_number": "TRK2222222"}), say("Held too."),
+                             say("Your shipment TRK1111111."), say("Your shipment TRK2222222.")])
+    agent = _agent(client, sam)
+    mia, ben = sam.create_session(agent, "mia"), sam.create_session(agent, "ben")
+
+    async def runs() -> None:
+        await agent.run("Where is TRK1111111?", session=mia)
+        await agent.run("Where is TRK2222222?", session=ben)
+        await agent.run("Which shipment did I ask about?", session=mia)
+        await agent.run("Which shipment did I ask about?", session=ben)
+
+    asyncio.run(runs())
+    assert any("TRK1111111" in m for m in _stored(memory, "mia"))
+    assert not any("TRK2222222" in m for m in _stored(memory, "mia"))
+    assert not any("TRK1111111" in m for m in _stored(memory, "ben"))
+    mia_saw, ben_saw = client.seen[4], client.seen[5]  # the third and fourth runs' model calls
+    assert HEAD in mia_saw and "TRK1111111" in mia_saw and "TRK2222222" not in mia_saw
+    assert HEAD in ben_saw and "TRK2222222" in ben_saw and "TRK1111111" not in ben_saw
+
+
+def test_a_session_is_one_users_and_a_run_of_none_is_refused():
+    memory = ScopedMemory(HashingEncoder(16))
+    sam = SAMContextProvider(memory, agent_id="desk")
+    agent = _agent(ScriptedClient([say("hi")]), sam)
+    session = sam.create_session(agent, "mia")
+    with pytest.raises(ValueError, match="is user 'mia''s"):
+        sam.bind(session, "ben")
+    restored = AgentSession.from_dict(session.to_dict())  # the same session after a restart: bound again, to mia
+    sam.bind(restored, "mia")
+    with pytest.raises(ValueError, match="has no user"):
+        asyncio.run(agent.run("hi", session=agent.create_session()))
+    assert memory.get_all(all_scopes=True, limit=None)["results"] == []
+    with pytest.raises(ValueError, match="user_id"):
+        SAMContextProvider(memory, user_id="a/b")
+
+
+def test_each_message_is_stored_once_when_given_again_and_after_a_restart():
+    memory = ScopedMemory(HashingEncoder(64))
+    script = [call("c1", "track_shipment", {"tracking_number": "TRK1111111"}), say("Held in customs.")]
+    sam = SAMContextProvider(memory, agent_id="desk", user_id="mia")
+    seen = []
+
+    class Keep:  # keeps the run's context, as the framework hands it to after_run
+        source_id = "keep"
+
+        async def before_run(self, **kw):
+            return None
+
+        async def after_run(self, *, context, **kw):
+            seen.append(context)
+
+    agent = Agent(client=ScriptedClient(list(script)), instructions="x", tools=[track_shipment],
+                  context_providers=[sam, Keep()])
+    session = agent.create_session()
+    asyncio.run(agent.run("Where is TRK1111111?", session=session))
+    first = _stored(memory, "mia")
+    assert len(first) == 4  # the question, the call, its result, the answer
+    # after_run given the same run again (a repeated hook), and by a provider made anew over the store (a restart)
+    again = SAMContextProvider(memory, agent_id="desk", user_id="mia")
+    for provider in (sam, again):
+        asyncio.run(provider.after_run(agent=agent, session=session, context=seen[0], state={}))
+    assert _stored(memory, "mia") == first
+    # the whole history given again as the next run's input, with a new question: only the new turn is stored
+    history = list(session.state["in_memory"]["messages"])
+    agent2 = Agent(client=ScriptedClient([say("It is TRK1111111.")]), instructions="x", context_providers=[again])
+    asyncio.run(agent2.run([*history, "Which one was it?"]))
+    assert len(_stored(memory, "mia")) == 6
