@@ -109,3 +109,22 @@ def test_each_message_is_stored_once_when_given_again_and_after_a_restart():
     agent2 = Agent(client=ScriptedClient([say("It is TRK1111111.")]), instructions="x", context_providers=[again])
     asyncio.run(agent2.run([*history, "Which one was it?"]))
     assert len(_stored(memory, "mia")) == 6
+
+
+def test_the_readme_snippet_runs_as_written(tmp_path, monkeypatch):
+    """README's Agent Framework block (a plain fence: the README's tests run without agent-framework-core) run as
+    written, given the app's ``client`` (scripted) and ``track_shipment``: the run is stored in mia's scope."""
+    import ast
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    start = readme.index("```\nfrom agent_framework import Agent\n") + 4
+    code = readme[start:readme.index("```", start)]
+    names = {"client": ScriptedClient([call("c1", "track_shipment", {"tracking_number": "TRK1234567"}),
+                                       say("It is held at customs.")]), "track_shipment": track_shipment}
+    ran = eval(compile(code, "README.md (Agent Framework)", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), names)
+    if ran is not None:  # a coroutine: the snippet awaits at its top level, as in a notebook
+        asyncio.run(ran)
+    said = [r["memory"] for r in names["memory"].get_all(user_id="mia", agent_id="freight-desk", limit=None)["results"]]
+    assert said[0] == "Where is container MSCU1234567?" and any("held at customs" in m for m in said), said

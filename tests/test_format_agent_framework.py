@@ -99,19 +99,25 @@ async def _real_session(tmp_path):
         """Rebook a container on the next vessel."""
         raise ValueError("no vessel with space")
 
-    client = ScriptedClient([call("c1", "track_shipment", {"tracking_number": "TRK123"}),
-                             call("c2", "rebook", {"container_id": "MSCU1234567"}), say("Rebooking failed.")])
-    agent = Agent(client=client, instructions="You run an exceptions desk.", tools=[track_shipment, rebook])
-    session = agent.create_session(session_id="ship-1")
-    await agent.run("Where is TRK123? Rebook it.", session=session)
-    (tmp_path / "ship-1.json").write_text(json.dumps(session.to_dict()))
-    await FileSessionStore(tmp_path / "store").set("ship-1", session)
+    from agent_framework import FileHistoryProvider
+
+    for providers in ([], [FileHistoryProvider(tmp_path / "history")]):  # the second writes history/ship-1.jsonl
+        client = ScriptedClient([call("c1", "track_shipment", {"tracking_number": "TRK123"}),
+                                 call("c2", "rebook", {"container_id": "MSCU1234567"}), say("Rebooking failed.")])
+        agent = Agent(client=client, instructions="You run an exceptions desk.", tools=[track_shipment, rebook],
+                      context_providers=providers)
+        session = agent.create_session(session_id="ship-1")
+        await agent.run("Where is TRK123? Rebook it.", session=session)
+        if not providers:
+            (tmp_path / "ship-1.json").write_text(json.dumps(session.to_dict()))
+            await FileSessionStore(tmp_path / "store").set("ship-1", session)
 
 
 @needs_maf
 def test_sessions_written_by_the_real_package(tmp_path):
     asyncio.run(_real_session(tmp_path))
-    for path in (tmp_path / "ship-1.json", tmp_path / "store"):
+    # a FileHistoryProvider's file (one message a line, named by the session) too: it was "conversation without 'id'"
+    for path in (tmp_path / "ship-1.json", tmp_path / "store", tmp_path / "history" / "ship-1.jsonl"):
         report = ImportReport()
         events = list(iter_transcript_events(path, report=report))
         assert report.formats == {"agent-framework": 1} and {e["episode_id"] for e in events} == {"ship-1"}
@@ -133,3 +139,26 @@ def test_the_adapter_imports_without_the_package_and_says_what_to_install(monkey
     with pytest.raises(ImportError) as err:
         adapter.SAMContextProvider(ScopedMemory(HashingEncoder(16)), user_id="mia")
     assert "pip install agent-framework-core" in str(err.value) and "\n" not in str(err.value)
+
+
+@needs_maf
+def test_the_readmes_save_line_runs_on_a_real_agent(tmp_path):
+    """Found walking through the README as a freight desk: its line saving a session with the agent's instructions
+    named agent.instructions, which an Agent of agent-framework-core 1.26 does not have (AttributeError): they are in
+    agent.default_options. The README's line, run as written, saves a session the reader reads with its policy."""
+    import re
+    from pathlib import Path
+
+    from agent_framework import Agent
+    from maf_fake import ScriptedClient, call, say
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    line = re.search(r"`(json\.dump\(\{\*\*session\.to_dict\(\), \"instructions\": [^`]*\}, f\))`", readme)[1]
+    agent = Agent(client=ScriptedClient([call("c1", "lookup", {"q": "x"}), say("done")]),
+                  instructions="You run an exceptions desk.")
+    session = agent.create_session(session_id="s")
+    asyncio.run(agent.run("hi", session=session))
+    with open(tmp_path / "s.json", "w") as f:
+        eval(line, {"json": json, "session": session, "agent": agent, "f": f})
+    chat_policy = json.loads((tmp_path / "s.json").read_text())["instructions"]
+    assert chat_policy == "You run an exceptions desk."

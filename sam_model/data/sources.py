@@ -652,7 +652,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # agent-framework reader, a session a conversation named by its id, a result with an exception failed (they were
 # refused: no conversation); its messages are told before Responses items. Every other file, examples/logs and
 # tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 198
+# 199: an Agent Framework FileHistoryProvider's <session_id>.jsonl (one message a line) is one conversation named by
+# the file (it was refused at its first line: "conversation without 'id'"). Everything else converts byte for byte.
+CONVERSION_VERSION = 199
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ A call that raised is a result whose ``exception`` the framework writes as the f
 ``include_detailed_errors``): read as failed. Results sit in ``tool`` messages, one or more a message (parallel
 calls): each becomes a chat tool message. Reasoning, usage, files and the other contents are counted, not read.
 The session holds no instructions (the agent's, kept in code): an ``instructions`` (or ``system``) string beside
-the session is the policy, ``{**session.to_dict(), "instructions": agent.instructions}``, as ADK's ``system``. One code path: the messages become OpenAI chat messages, read by :mod:`.chat`.
+the session is the policy, ``{**session.to_dict(), "instructions": agent.default_options["instructions"]}`` (an
+Agent keeps them there: it has no ``instructions`` attribute), as ADK's ``system``. One code path: the messages
+become OpenAI chat messages, read by :mod:`.chat`.
 """
 
 from __future__ import annotations

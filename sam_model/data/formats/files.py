@@ -587,6 +587,9 @@ def conversations(path: str | Path, format: str | None = None,
             return
         yield from _unique(claude_code.conversations([*head, *docs], p, episode_id_of), seen)
         return
+    if not _whole(p) and format in (None, "agent-framework") and agent_framework.is_message(first[0]):
+        yield from _unique(iter([_message_lines(p, [*head, *docs])]), seen)  # a FileHistoryProvider's session file
+        return
     if _whole(p) and format in (None, "pydantic-ai") and pydantic_ai.is_history(first[0]):  # all_messages_json()
         yield from _unique(iter([_history(p, [*head, *docs], _stem(p).removesuffix(".json"))]), seen)
         return
@@ -666,6 +669,20 @@ def _history(p: Path, docs: list[tuple[Any, str]], name: str, fmt: str = "pydant
     if fmt == "llamaindex" and llamaindex.is_context(doc):
         return TranscriptFormatError(where, llamaindex.CONTEXT)
     return Conversation(episode_id_of(name), doc, where, episode_id_of(name), fmt)
+
+
+def _message_lines(p: Path, docs: list[tuple[Any, str]]) -> Item:
+    """An Agent Framework ``FileHistoryProvider``'s file, ``<session_id>.jsonl``, one ``Message.to_dict()`` a line:
+    one conversation, named by the file (the session's id). It was "conversation without 'id'" at its first line,
+    each message taken for a conversation of its own."""
+    for doc, where in docs:
+        if isinstance(doc, TranscriptFormatError):
+            return doc
+        if not agent_framework.is_message(doc):
+            return TranscriptFormatError(where, "not an Agent Framework message {\"type\": \"message\", \"role\", "
+                                                "\"contents\"}: a FileHistoryProvider's file holds one a line")
+    name = _stem(p).removesuffix(".jsonl")
+    return Conversation(episode_id_of(name), [doc for doc, _ in docs], str(p), episode_id_of(name), "agent-framework")
 
 
 def _saved(p: Path, docs: list[tuple[Any, str]], name: str,
@@ -1286,7 +1303,7 @@ def is_transcript_file(path: str | Path) -> bool:
                 or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc)
                 or gemini_cli.is_header(doc) or headless or pydantic_ai.is_history(doc)
                 or autogen.is_state(doc) or smolagents.is_steps(doc) or llamaindex.is_history(doc)
-                or adk.is_session(doc) or agent_framework.is_session(doc))
+                or adk.is_session(doc) or agent_framework.is_session(doc) or agent_framework.is_message(doc))
     except SAMFileError:
         return False
     return False
