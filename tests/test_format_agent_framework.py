@@ -117,7 +117,9 @@ async def _real_session(tmp_path):
 def test_sessions_written_by_the_real_package(tmp_path):
     asyncio.run(_real_session(tmp_path))
     # a FileHistoryProvider's file (one message a line, named by the session) too: it was "conversation without 'id'"
-    for path in (tmp_path / "ship-1.json", tmp_path / "store", tmp_path / "history" / "ship-1.jsonl"):
+    # and their folder ("a folder without ..." before)
+    for path in (tmp_path / "ship-1.json", tmp_path / "store", tmp_path / "history" / "ship-1.jsonl",
+                 tmp_path / "history"):
         report = ImportReport()
         events = list(iter_transcript_events(path, report=report))
         assert report.formats == {"agent-framework": 1} and {e["episode_id"] for e in events} == {"ship-1"}

@@ -654,7 +654,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # tests/fixtures convert byte for byte.
 # 199: an Agent Framework FileHistoryProvider's <session_id>.jsonl (one message a line) is one conversation named by
 # the file (it was refused at its first line: "conversation without 'id'"). Everything else converts byte for byte.
-CONVERSION_VERSION = 199
+# 200: a folder of FileHistoryProvider files is read, each file a conversation (it was "a folder without ...").
+# Everything else converts byte for byte.
+CONVERSION_VERSION = 200
 
 
 @dataclass(frozen=True)

@@ -136,6 +136,11 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     kinds["gemini-cli"] = gemini_cli_files(folder, {*claimed, *kinds["codex"]})
     kinds["claude-code"] = claude_code_files(folder, {*claimed, *kinds["codex"], *kinds["gemini-cli"]})
     kinds["otel"] = otel_files(folder, {*claimed, *kinds["codex"], *kinds["gemini-cli"], *kinds["claude-code"]})
+    # an Agent Framework FileHistoryProvider's folder: <session_id>.jsonl each, one message a line (a folder of them
+    # was "a folder without ...")
+    taken = {*claimed, *kinds["codex"], *kinds["gemini-cli"], *kinds["claude-code"], *kinds["otel"]}
+    kinds[MAF_HISTORY] = sorted(q for q in folder.rglob("*.jsonl") if q not in taken and q.is_file()
+                                and _first_is(q, agent_framework.is_message))
     named = {q for files in kinds.values() for q in files} | set(claimed)
 
     def unnamed(q: Path) -> bool:
@@ -347,6 +352,7 @@ def _json_string(text: str) -> re.Pattern[bytes]:
 CONTEXT_KEY = _json_string("is_running")
 # what every ADK session's dump holds (adk.is_session: its app's name, snake_case or camelCase), likewise
 ADK_KEY = re.compile(_json_string("app_name").pattern + b"|" + _json_string("appName").pattern)
+MAF_HISTORY = "agent-framework-history"  # a folder's layout of FileHistoryProvider files (:func:`layouts`)
 # what every Agent Framework session holds (agent_framework.is_session), likewise
 MAF_KEY = _json_string("session_id")
 SCAN_BLOCK = 1 << 20  # bytes of a file :func:`_mentions` looks through at a time
@@ -914,6 +920,11 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                     yield _item(doc, where, seen, format, "", "", alone=True)
                 if on_file is not None:
                     on_file(q)
+        elif kind == MAF_HISTORY:  # a FileHistoryProvider's file each: a session's messages, named by the file
+            for q in paths:
+                yield from _unique(iter([_message_lines(q, list(documents(q)))]), seen)
+                if on_file is not None:
+                    on_file(q)
         elif kind == "gemini-cli":  # a session file each
             for q in paths:
                 yield from _unique(gemini_cli.conversations([q], documents, episode_id_of), seen)
@@ -941,6 +952,7 @@ _HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
          "llamaindex": ("LlamaIndex chat history file{s} (.json)", ("llamaindex",)),
          "adk": ("ADK session file{s} (.json)", ("adk",)),
          "agent-framework": ("Agent Framework session file{s} (.json)", ("agent-framework",)),
+         MAF_HISTORY: ("Agent Framework FileHistoryProvider file{s} (.jsonl)", ("agent-framework",)),
          "adk-db": ("ADK session database{s} (.adk/session.db)", ("adk",)),
          "agents-db": ("OpenAI Agents SDK session database{s} (SQLiteSession)", ("responses",))}
 
