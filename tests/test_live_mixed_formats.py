@@ -110,7 +110,8 @@ def test_a_save_from_before_formats_loads_its_keys_as_of_any_format(tmp_path):
         memory.add(msgs[:end], user_id="t", run_id="r")
     saved = memory.save(tmp_path / "m")
     d = json.loads((saved / "scoped.json").read_text())
-    old = {**d, "sent": {ep: [k[:-1] for k in ks] for ep, ks in d["sent"].items()},
+    old = {**d, "sent": {ep: [[x for x in k[:-1] if not str(x).startswith("opening:")] for k in ks]
+                         for ep, ks in d["sent"].items()},  # no format, nor an opening (saved before either)
            "given": {ep: g[0][:2] for ep, g in d["given"].items()}}
     (saved / "scoped.json").write_text(json.dumps(old))
     memory = ScopedMemory.load(saved, HashingEncoder(16))

@@ -54,10 +54,13 @@ Two conversations of one format in a scope (two sessions of an OpenAI loop addin
 user's scope, or an OpenAI and an Anthropic loop) were one to it too: each one's add, read as new, took the other's
 mark, and a history whose first turn was words alone stored them again at each later turn (18 memories for 12). A
 history opening with its system message is a conversation from its start: its kept adds hold its opening
-(:func:`opening`), and an add read as new takes the marks of its own opening's adds alone (:func:`kept`). A history
-opening with the user's words (Anthropic's, Converse's: their system prompt is no message) tells no start from a
-message added alone: those share one mark, as before (a first add of words alone, the run's messages, then the
-same words again with the next run's: the words are stored again).
+(:func:`opening`), and an add read as new takes the marks of its own opening's adds alone (:func:`kept`). So is a
+history of two or more messages opening with the user's words (Anthropic's, Converse's: their system prompt is no
+message; a Mem0-style add without one), told by them: two such loops, words alone, stored 24 memories for 12 until
+the review of 2026-12-07. A message added alone tells no start (a first add of words alone, the run's messages,
+then the same words again with the next run's: the words are stored again): read as new, it goes on from every
+conversation of its format and takes their marks (a new session's ``[S, U1, B1]`` after ``[S, U1]`` went on a
+message at a time was read as that add sent again, its U1 lost).
 
 Responses items and Gemini contents (:data:`LIVE`) are read with a scope's open turn (sam_model.memory.live), which
 drops an item told by its id that a closed turn read, but reads a user's bare message item, and every Gemini
@@ -119,11 +122,16 @@ def opening(items: Sequence[Any], fmt: str) -> str | None:
     message (or holds nothing after them). A history opening with its system message is a conversation from its
     start, no message added alone: two loops of one agent in one scope (two sessions, each adding its whole history
     after each turn) each keep their own mark of their whole conversation (:func:`kept`). Without one (Anthropic's
-    and Converse's system prompts are no message) a new conversation's first add reads as the scope's conversation
-    going on, added a message at a time: one mark for all, as before (:func:`kept`)."""
+    and Converse's system prompts are no message) two or more messages opening with the user's words (not a
+    result of theirs) are told by those words (:data:`_USER`): two such loops shared one mark, 24 memories for 12.
+    A message added alone tells none: one mark for all, as before (:func:`kept`)."""
     system = _SYSTEM.get(fmt)
     if system is None or not system(items[0]):
-        return None
+        user = _USER.get(lane(fmt))
+        if user is None or len(items) < 2 or not user(items[0]) or _once(list(items[:1])):
+            return None
+        told = _digest(list(items[:1]))  # the user's first words (_USER)
+        return None if told is None else OPENING + told[:16]
     j = next((i for i, m in enumerate(items) if not system(m)), None)
     told = None if j is None else _digest(list(items[:j + 1]))
     return None if told is None else OPENING + told[:16]
@@ -247,7 +255,8 @@ def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> l
     older ones' mark of the scope's whole conversation (:func:`whole`), those of its own opening: the conversation
     went on past them, so an add opening with one of them is no longer its whole history sent again but may be its
     opening said again (a first add of the user's words alone, the run's messages added after it, then the same
-    words with the next run's: until stop 63 the words were dropped). Another format's kept adds are no part of that conversation: to them the add is apart
+    words with the next run's: until stop 63 the words were dropped); one of no opening that is its format's whole
+    conversation (a message added alone) takes every opening's, as it tells none. Another format's kept adds are no part of that conversation: to them the add is apart
     (:func:`apart`, the last of each keeps its mark; until 2026-12-07 an OpenAI add took a Converse hook's)."""
     fmt, before = format_of(sent), list(before or ())
     others = iter(apart([k for k in before if not _ours(k, fmt)]))
@@ -257,11 +266,14 @@ def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> l
             out.append(next(others))
         elif k[:2] != sent[:2]:
             # a conversation of another opening keeps its mark (opening); the last add's tail alone is kept
-            out.append(k[:2] + [True] * (whole(k) and (again or opening_of(k) != opening_of(sent))) + _tag(k))
+            out.append(k[:2] + [True] * (whole(k) and (again or opening_of(k) != opening_of(sent) and not (
+                opening_of(sent) is None and whole(sent)))) + _tag(k))
     ours = [k for k in out if _ours(k, fmt)]
     for _ in range(len(ours) + 1 - KEPT):  # past KEPT of its format, the oldest of the opening kept most go
         count = Counter(opening_of(k) for k in [*ours, sent])
-        k = next(k for k in ours if count[opening_of(k)] == max(count.values()))
+        # after an add of no opening (a message alone, of every conversation: above) the oldest, as before openings
+        most = max(count.values()) if opening_of(sent) is not None else None
+        k = next(k for k in ours if most is None or count[opening_of(k)] == most)
         ours.remove(k)
         out.remove(k)
     return [*out, sent]
@@ -281,8 +293,17 @@ def dropped(before: Sequence[Any]) -> list[list[Any]]:
     conversation's first add, going on past it, lost its opening, read as that add sent again (until stop 63).
     The last of each format (:func:`lane`; of none, saved before 2026-12-07) and conversation (:func:`opening`)
     keeps it: each agent, and each session of one, holds its own."""
-    last = {(lane(format_of(k)), opening_of(k)): i for i, k in enumerate(before)}.values()
+    openings = {opening_of(k) for k in before}
+    last = {(lane(format_of(k)), _conversation(k, openings)): i for i, k in enumerate(before)}.values()
     return [k if i in last else k[:2] + _tag(k) for i, k in enumerate(before)]
+
+
+def _conversation(k: Sequence[Any], openings: set[str | None]) -> str | None:
+    """The opening of the conversation the kept add ``k`` is of: its own (:func:`opening`), or for a message added
+    alone, the user's first words (which tell none alone), the opening of a later add of two or more it opened."""
+    if (o := opening_of(k)) is not None or k[1] != 1:
+        return o
+    return alone if (alone := OPENING + k[0][:16]) in openings else None
 
 
 def apart(before: Sequence[Any]) -> list[list[Any]]:
@@ -549,6 +570,16 @@ _SYSTEM = {"openai": lambda m: isinstance(m, Mapping) and m.get("role") in ("sys
            "llamaindex": lambda m: isinstance(m, Mapping) and m.get("role") == "system",
            "autogen": lambda m: isinstance(m, Mapping) and m.get("type") == "SystemMessage",
            "langchain": lambda m: isinstance(m, Mapping) and (unwrap(m) or ("",))[0] == "system"}
+
+
+# whether a message of each format group (:func:`lane`) is the user's, for a history opening with the user's words
+# (:func:`opening`): an add of two or more messages opening with them is a conversation from its start, told by them;
+# a message added alone tells none ([Hi], [Other], then [Hi, yes]: the second Hi is the user's, stored again)
+_USER = {"openai": lambda m: isinstance(m, Mapping) and m.get("role") == "user",
+         "llamaindex": lambda m: isinstance(m, Mapping) and m.get("role") == "user",
+         "autogen": lambda m: isinstance(m, Mapping) and m.get("type") == "UserMessage",
+         "bedrock": lambda m: isinstance(m, Mapping) and m.get("role") == "user",
+         "langchain": lambda m: isinstance(m, Mapping) and (unwrap(m) or ("",))[0] in ("human", "user")}
 
 
 def _digest(items: Sequence[Any]) -> str | None:
