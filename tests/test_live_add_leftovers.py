@@ -82,3 +82,70 @@ def _add_one(memory: ScopedMemory, data: list, how: str, tmp_path) -> ScopedMemo
     memory.add(data, user_id="t", run_id="r", read=read)
     return ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16)) if how == "saved and loaded" else memory
 
+
+NO_ID = "__fake_id__"  # the OpenAI Agents SDK's id of every item a Chat Completions or LiteLLM model gave
+
+
+def _said(text: str) -> dict:
+    return {"id": NO_ID, "type": "message", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+
+def agents_sdk_adds() -> list[list[dict]]:
+    """What a SAMSession hands ScopedMemory.add over two runs of a model without item ids: the user's input, then
+    each model response's items with the call's output, then the answer (as the SDK's add_items gives them)."""
+    def call(i: int, order: str) -> list[dict]:
+        return [{"arguments": f'{{"order_id": "{order}"}}', "call_id": f"call_{i}", "name": "lookup_order",
+                 "type": "function_call", "id": NO_ID},
+                {"call_id": f"call_{i}", "output": f"order {order}: shipped", "type": "function_call_output"}]
+    return [[{"content": "Where is my order A-77?", "role": "user"}], [_said("Checking A-77."), *call(1, "A-77")],
+            [_said("It shipped to Lisbon.")], [{"content": "And B-12?", "role": "user"}],
+            [_said("Checking B-12."), *call(2, "B-12")], [_said("B-12 shipped too.")]]
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_an_agents_sdk_list_without_item_ids_added_again_whole_stores_nothing_new(tmp_path, how):
+    """The Agents SDK's items of a model without ids (all "__fake_id__"), added as a SAMSession adds them, then
+    the session's whole list (get_items) added again: the answers told by no id were stored again (the user's first
+    message, told as OpenAI chat, and the adds of one item were no part of what the scope was given of them)."""
+    memory, adds = _memory(), agents_sdk_adds()
+    for add in adds:
+        memory = _add_one(memory, add, how, tmp_path)
+    before = stored(memory)
+    out = memory.add([m for add in adds for m in add], user_id="t", run_id="r")
+    assert out["results"] == [] and stored(memory) == before and len(before) == 10
+    assert out["notes"][0]["reason"].startswith("data[0:10]: all the scope was given of Responses items")
+
+
+def test_documents_behaviour_two_conversations_added_a_message_at_a_time_share_what_the_scope_was_given():
+    """Documents behaviour (README): two conversations of one format added a message at a time to one scope,
+    interleaved, are one record of what the scope was given (resent.given: a message alone tells no conversation),
+    so neither's whole history opens with it: each, added whole afterwards, is stored again (24 memories for 12),
+    none lost. Give each conversation a run_id (then each scope keeps its own)."""
+    from test_live_two_conversations import booking, taxi
+
+    first, second = booking()[1:], taxi()[1:]
+    shared, apart = _memory(), _memory()
+    for a, b in zip(first, second):
+        shared.add([a], user_id="t", run_id="r")
+        shared.add([b], user_id="t", run_id="r")
+        apart.add([a], user_id="t", run_id="a")
+        apart.add([b], user_id="t", run_id="b")
+    for memory, runs in ((shared, ("r", "r")), (apart, ("a", "b"))):
+        memory.add(first, user_id="t", run_id=runs[0])
+        memory.add(second, user_id="t", run_id=runs[1])
+    assert len(stored(shared)) == 24 and len(stored(apart, "a")) == len(stored(apart, "b")) == 6
+
+
+def test_a_new_sessions_list_reading_like_anothers_first_items_without_ids_keeps_them():
+    """Guard for the chain above (passes before it, fails with it alone): the SDK's placeholder id is no id written
+    once (every item of such a model holds it). One session's first message and answer added as a SAMSession adds
+    them, then another session's whole list opening with the same words ("Hi", the same greeting) and going on:
+    with the placeholder read as an id it was taken for all the scope was given sent again, its greeting lost. (Its "Hi" is still read once: the scope's first add, the whole conversation of OpenAI chat's lane,
+    which a Responses add reads too, resent.repeated; as before the placeholder was read as an id.)"""
+    memory = _memory()
+    hi, hello = {"content": "Hi", "role": "user"}, _said("Hello! How can I help?")
+    memory.add([hi], user_id="t", run_id="r")
+    memory.add([hello], user_id="t", run_id="r")
+    memory.add([hi, hello, {"content": "Book a taxi.", "role": "user"}], user_id="t", run_id="r")
+    assert [e[2] for e in stored(memory)] == ["Hi", "Hello! How can I help?", "Hello! How can I help?", "Book a taxi."]

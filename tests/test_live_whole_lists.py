@@ -73,10 +73,10 @@ def test_a_gemini_history_with_call_ids_is_read_once_by_them():
 
 
 def test_bare_messages_said_again_are_stored_and_a_retry_of_the_whole_list_is_not():
-    """A user's bare message "yes" added alone twice, then the whole list with both: its start (the last add, told by
-    msg_1's id) is read once, the two yeses after it read as new, as before (nothing chains a bare message to the
-    list); the user's first words, a bare message of the start, were stored again. The list sent again exactly (a
-    retry) stores nothing."""
+    """A user's bare message "yes" added alone twice, then the whole list with both: all the scope was given, told
+    by msg_1's id, is read once (since the review of 2026-12-07 each add of Responses items chains into it, the
+    bare messages too; before, the two yeses were read as new, stored again); the user's first words, a bare
+    message of the start, were stored again. The list sent again exactly (a retry) stores nothing."""
     msgs, yes = responses.conversation(), {"role": "user", "content": "yes"}
     memory = _memory()
     memory.add(msgs[:2], user_id="t", run_id="r")
@@ -84,7 +84,7 @@ def test_bare_messages_said_again_are_stored_and_a_retry_of_the_whole_list_is_no
         memory.add([yes], user_id="t", run_id="r")
     memory.add([*msgs[:2], yes, yes], user_id="t", run_id="r")
     said = [e[2] for e in responses.stored(memory)]
-    assert said.count("yes") == 4 and said.count(msgs[0]["content"]) == 1
+    assert said.count("yes") == 2 and said.count(msgs[0]["content"]) == 1
     memory.add(msgs[:8], user_id="t", run_id="r")
     before = responses.stored(memory)
     assert memory.add(msgs[:8], user_id="t", run_id="r")["results"] == [] and responses.stored(memory) == before

@@ -259,3 +259,26 @@ def test_a_recall_of_one_memory_is_stored_as_one(tmp_path):
     asyncio.run(Runner.run(agent, "Which order was mine?", session=session))
     texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
     assert any("[1 memory recalled: stored already]" in t for t in texts), texts
+
+
+def test_a_whole_list_of_a_model_without_item_ids_added_again_stores_nothing_new(tmp_path):
+    """Two runs of a Chat Completions or LiteLLM model (every item "__fake_id__"), then the session's whole list
+    (get_items) added again: the answers, told by no id, were stored again (the first user message was read as
+    OpenAI chat and the adds of one item were no part of what the scope was given)."""
+    def fake(item):
+        item.id = "__fake_id__"
+        return item
+
+    model = ScriptedResponses([[fake(_say("Checking order A-77.")), fake(_call("lookup_order", {"order_id": "A-77"}, 1))],
+                               [fake(_say("It shipped to Lisbon."))],
+                               [fake(_say("Checking B-12 too.")), fake(_call("lookup_order", {"order_id": "B-12"}, 2))],
+                               [fake(_say("B-12 shipped as well."))]])
+    memory, inner = ScopedMemory(HashingEncoder(64)), SQLiteSession("mia", str(tmp_path / "s.db"))
+    session = SAMSession(inner, memory, user_id="mia", agent_id="shop")
+    agent = Agent(name="Shop", instructions="Help.", tools=[lookup_order], model=model)
+    for text in ("Where is my order A-77?", "And B-12?"):
+        asyncio.run(Runner.run(agent, text, session=session))
+    texts = lambda: [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]  # noqa: E731
+    before = texts()
+    out = memory.add(asyncio.run(inner.get_items()), user_id="mia", agent_id="shop")
+    assert out["results"] == [] and texts() == before and len(before) == 10, (out, before)

@@ -80,6 +80,7 @@ from typing import Any
 from sam_model.data.formats import detect, llamaindex
 from sam_model.data.formats.langchain_messages import unwrap
 from sam_model.memory.live import digest
+from sam_model.memory.live_responses import NO_ID
 
 FORMATS = ("bedrock", "pydantic-ai", "autogen", "smolagents", "llamaindex", "openai", "anthropic", "langchain", "adk",
            "responses", "gemini", "agent-framework")
@@ -344,8 +345,11 @@ def given(before: Sequence[Any] | None, items: Sequence[Any], fmt: str) -> list[
     a Converse agent's messages and its whole history: until 2026-12-07 every message was stored again). None of
     this format where a message has no digest (:func:`_digest`), or none was given: ``["", 0]`` (a scope holding
     none, loaded from a save before stop 64, its last add retried) was saved, refused at load
-    (:func:`check_given`), and the memory no longer loaded."""
-    own = mine(before, fmt)
+    (:func:`check_given`), and the memory no longer loaded. Responses items first given chain on from OpenAI chat's:
+    an Agents SDK session's first add is the user's bare message, which tells OpenAI chat alone, and a whole list
+    of a model without item ids (``__fake_id__``) added again opened with no chain of its format (its answers
+    stored again)."""
+    own = mine(before, fmt) or (mine(before, "openai") if fmt == "responses" else [])
     told = _chained(own[-1][:2] if own else None, items)
     out = [*(g for g in before or () if not _ours(g, fmt)), *([[*told, fmt]] if told else [])]
     return out or None
@@ -520,8 +524,10 @@ def _anthropic_once(m: Mapping[str, Any]) -> bool:
 
 def _responses_once(m: Mapping[str, Any]) -> bool:
     """Whether a Responses item holds an id the API writes once: an output item's ``id`` (``msg_...``, ``fc_...``,
-    ``rs_...``) or a call's or output's ``call_id``. A user's bare message holds none."""
-    return _id(m.get("id"), None) or _id(m.get("call_id"), m.get("name"))
+    ``rs_...``) or a call's or output's ``call_id``. A user's bare message holds none, nor does an item of the Agents
+    SDK's placeholder id (NO_ID: every item of a model without ids holds it; a new session's list opening with
+    another's words was read as the scope's items sent again, and lost)."""
+    return _id(m.get("id"), None) and m["id"] != NO_ID or _id(m.get("call_id"), m.get("name"))
 
 
 def _gemini_once(m: Mapping[str, Any]) -> bool:

@@ -213,6 +213,8 @@ class ScopedWrites:
                 self._keep(episode, items, rest, sent, bool(again))
             else:
                 self._apart(episode)
+                if fmt in resent.LIVE and rest:  # still given: a whole list sent again opens with it (resent.given)
+                    self._chain(episode, rest, fmt)
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
             notes = []
@@ -318,8 +320,11 @@ class ScopedWrites:
         """Keep an add of agent histories' messages (its key ``sent``; ``again``: its start was a kept add sent
         again, ``rest`` what followed) among the scope's kept adds and all it was given (sam_model.memory.resent)."""
         self._sent[episode] = resent.kept(self._sent.get(episode), sent, again)
-        self._given[episode] = resent.given(self._given.get(episode), rest if again else items,
-                                            resent.format_of(sent))
+        self._chain(episode, rest if again else items, resent.format_of(sent))
+
+    def _chain(self, episode: str, items: list[Any], fmt: str | None) -> None:
+        """Chain ``items`` (of format ``fmt``) into all the scope was given (resent.given)."""
+        self._given[episode] = resent.given(self._given.get(episode), items, fmt)
         if self._given[episode] is None:
             del self._given[episode]
 
