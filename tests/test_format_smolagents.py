@@ -822,6 +822,12 @@ def test_a_tool_called_in_a_branch_of_a_pass_does_not_know_the_passs_values(code
     'ids = ["AB12CD"]\nalias = ids or []\nalias.append("EF34GH")\nget_user(ids)',
     'rows = [["AB12CD"]]\nfor i in range(len(get_user("y"))):\n    r = rows[i]\n    r.append("EF")\nget_user(rows)',
     'ids = ["AB12CD"]\nbox = get_user("x")\nfor n in box:\n    n.append("EF")\n    box = [ids]\nget_user(ids)',
+    # a list of the code's own, once it may hold one let out, or a name no longer holding it
+    'ids = ["AB12CD"]\nout = []\nout.append(ids)\nout.append(1)\nfor r in out[:1]:\n    r.append("EF")\nget_user(ids)',
+    'ids = ["AB12CD"]\nbox = get_user("x")\nbox["r"] = ids\ntmp = []\ntmp.append(1)\ntmp = box["r"]\n'
+    'tmp.append("EF")\nget_user(ids)',
+    'ids = ["AB12CD"]\nbox = get_user("x")\nbox["r"] = ids\ntmp = box["r"]\ndef f():\n    tmp = []\n'
+    '    tmp.append(1)\nf()\ntmp.append("EF")\nget_user(ids)',
 ])
 def test_a_list_changed_through_a_value_not_traced_is_no_longer_known(code):
     """A list the code bound, let out into a value the reader does not trace (a dict(), a tool's output, a function's
@@ -870,3 +876,23 @@ def test_sams_own_recalls_in_a_dumped_memory_are_read_as_the_marker():
     marker = "[2 memories recalled: stored already]"
     assert tools == [marker, f"Execution logs:\n{marker}\nbalance: 12 days\nLast output from code snippet:\nNone",
                      "1. Ann's manager is m.chen", "[2 memories recalled by SAM]\n1. only one", RECALL], tools
+
+
+@pytest.mark.parametrize("code, expected", [
+    ('ids = ["AB12CD", "EF34GH"]\nprint(", ".join(ids))\nresults = []\nresults.append(get_user("ann"))\n'
+     'results.append(get_user("bob"))\nget_user(ids)',
+     [{"user_id": "ann"}, {"user_id": "bob"}, {"user_id": ["AB12CD", "EF34GH"]}]),
+    ('ids = ["AB12CD"]\npayload = {"ids": ids}\nuser = get_user("ann")\nname = user.get("name")\nget_user(ids[0])',
+     [{"user_id": "ann"}, {"user_id": "AB12CD"}]),
+    ('ids = ["AB12CD", "EF34GH"]\nnote = str(ids)\nfound = []\nfound.append("start")\nfor rid in ids:\n    found.append(get_user(rid))',
+     [{"user_id": "AB12CD"}, {"user_id": "EF34GH"}]),
+    ('ids = ["AB12CD"]\nprint(sorted(ids))\nfor q in ["ann", "bob"]:\n    rows = []\n    rows.append(q)\n'
+     '    rows.append(get_user(q).lower())\nget_user(ids)',
+     [{"user_id": "ann"}, {"user_id": "bob"}, {"user_id": ["AB12CD"]}]),
+])
+def test_a_list_let_out_stays_known_where_only_a_list_of_the_codes_own_or_a_read_changes(code, expected):
+    """A list let out (", ".join(ids), {"ids": ids}, str(ids)) was made unknown by any later change in place of a
+    name: results.append(x) on a list the code wrote, user.get("name") on a tool's output, which change no list let
+    out (a list's own append changes it alone, a read changes nothing): each common in a CodeAgent's code, the
+    calls after it lost their labels."""
+    assert loop_calls(code)[0] == expected

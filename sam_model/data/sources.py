@@ -656,7 +656,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # the file (it was refused at its first line: "conversation without 'id'"). Everything else converts byte for byte.
 # 200: a folder of FileHistoryProvider files is read, each file a conversation (it was "a folder without ...").
 # Everything else converts byte for byte.
-CONVERSION_VERSION = 200
+# 201: a smolagents CodeAgent's list let out into a value not traced (", ".join(ids), {"ids": ids}, str(ids)) stays
+# known where the code only reads a value not traced (user.get("name"), text.lower()) or changes a list of its own by
+# that list's methods (results = [] then results.append(x)): 193 made each such line lose every list let out, the
+# calls after it their labels. Code without a list let out, other files, examples/logs and tests/fixtures convert
+# byte for byte.
+CONVERSION_VERSION = 201
 
 
 @dataclass(frozen=True)

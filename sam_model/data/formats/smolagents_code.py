@@ -41,6 +41,14 @@ _MISSING = object()
 _ITERATORS = ("range", "enumerate", "zip")  # the builtins whose passes a for loop over them is read by
 _READ = (*_ITERATORS, "len")  # the builtins read without running the code (the code may bind their names to its own)
 _TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()  # except* (Python 3.11)
+# the methods of str, bytes, list, tuple, dict and set that change nothing in place: ``user.get("name")`` on a
+# tool's output changes no list the code let out (_kinds)
+READS = frozenset((
+    "capitalize casefold center count decode encode endswith expandtabs find format format_map hex index isalnum "
+    "isalpha isascii isdecimal isdigit isidentifier islower isnumeric isprintable isspace istitle isupper join "
+    "ljust lower lstrip partition removeprefix removesuffix replace rfind rindex rjust rpartition rsplit rstrip "
+    "split splitlines startswith strip swapcase title translate upper zfill get items keys values copy difference "
+    "intersection union symmetric_difference isdisjoint issubset issuperset").split())
 
 
 @dataclass
@@ -65,6 +73,8 @@ class Calls:
     _out: set[int] = field(default_factory=set)  # the bound values whose containers are in _escaped
     _kept: set[int] = field(default_factory=set)  # the names (ast.Name ids) the code read read for a value not kept
     _varying: set[str] = field(default_factory=set)  # the names each pass of the loops being read binds anew
+    _own: set[str] = field(default_factory=set)  # the names whose value is a list, dict or set the code wrote,
+    # changed since by its own methods alone (``results.append(x)``): no list let out (_change)
 
     def learn_prompt(self, prompt: str) -> None:
         """The tools a CodeAgent's system prompt lists, with their parameters in order."""
@@ -134,7 +144,7 @@ class Calls:
             if node.value is not None:  # the value runs before the names are bound
                 self._visit(node.value)
             if isinstance(node, ast.AugAssign):  # alias += [...] extends the list in place
-                self._change(_changes(node))
+                self._change(_changes(node), _kinds(node))
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 self._visit(target)
             value = self._literal(node.value) if isinstance(node, ast.Assign) else _MISSING
@@ -187,6 +197,7 @@ class Calls:
         change it (``ids.append(x)``), an import is no tool, a call of a tool's name is a call."""
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             self.bound.pop(node.id, None)
+            self._own.discard(node.id)
             self.functions.pop(node.id, None)
             if node.id in _READ:  # range = ...: no longer the builtin read
                 self.defined.add(node.id)
@@ -196,7 +207,7 @@ class Calls:
             self._let_out(node)
         elif isinstance(node, (ast.Attribute, ast.Subscript)) and _root(node.value) and not isinstance(
                 node.ctx, ast.Load):
-            self._change({_root(node.value)})
+            self._change({_root(node.value)}, _kind(node))
             self.bound.pop(_root(node.value), None)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):  # a module's function is no tool of the agent's
             for a in node.names:
@@ -205,7 +216,7 @@ class Calls:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _root(node.func.value):
             if _root(node.func.value) in self.defined:  # random.shuffle(ids): a module's function
                 self._given_away(node)
-            self._change({_root(node.func.value)})
+            self._change({_root(node.func.value)}, _kind(node))
             self.bound.pop(_root(node.func.value), None)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             name = node.func.id
@@ -259,7 +270,8 @@ class Calls:
             return
         self._runs += 1
         given = self._parameters(fn, call)
-        self._change(self._walk("changes", fn))
+        self._change(self._walk("changes", fn), self._walk("kinds", fn))
+        self._own -= self._walk("rebound", fn)
         outside, functions = dict(self.bound), dict(self.functions)
         for stored in _stored(fn):
             self.bound.pop(stored, None)
@@ -273,6 +285,7 @@ class Calls:
         self._depth -= 1
         self._running.discard(name)
         self.bound, self.functions = outside, functions
+        self._own -= self._walk("rebound", fn)  # its own locals' lists are not the names' outside
         for name in _escaping(fn):
             self.bound.pop(name, None)
 
@@ -312,7 +325,8 @@ class Calls:
     def _local(self, node: ast.AST, body: list[ast.AST]) -> None:
         """``body`` run in a scope of its own: the names it binds (parameters, loop variables, locals) hide those
         bound outside while it runs, and are gone after it, but for what outlives it (:func:`_escaping`)."""
-        self._change(self._walk("changes", node))
+        self._change(self._walk("changes", node), self._walk("kinds", node))
+        self._own -= self._walk("rebound", node)
         outside = dict(self.bound)
         for name in _stored(node) | (set() if isinstance(node, ast.ClassDef) else self._varying):
             self.bound.pop(name, None)  # a comprehension, lambda or method may not run on the pass (_maybe)
@@ -323,6 +337,7 @@ class Calls:
         self._hide(node, -1)
         self._depth -= 1
         self.bound = outside
+        self._own -= self._walk("rebound", node)  # its own locals' lists are not the names' outside
         for name in _escaping(node):
             self.bound.pop(name, None)
 
@@ -334,7 +349,8 @@ class Calls:
         minute."""
         key = (what, id(node))  # the tree read is alive while it is read: no id is reused
         if key not in self._walked:
-            self._walked[key] = {"stored": _stored, "stops": _stops, "changes": _changes}[what](node)
+            self._walked[key] = {"stored": _stored, "stops": _stops, "changes": _changes, "kinds": _kinds,
+                                 "rebound": _rebound}[what](node)
         return self._walked[key]
 
     def _unrolled(self, node: ast.For) -> list[dict[str, Any]] | None:
@@ -399,7 +415,7 @@ class Calls:
         for name in _stored(scope) & set(_READ):
             self._hidden[name] += by
 
-    def _change(self, names: set[str]) -> None:
+    def _change(self, names: set[str], kinds: dict[str, bool]) -> None:
         """The values bound to ``names`` are changed in place (``alias.append(x)``, ``order["ids"][0] = x``): every
         name holding one of their lists, dicts or sets is unknown from now on, as Python's names share one object
         (``alias = ids``, ``ids = order["ids"]``, a loop's item, a parameter; until conversion 177 ``len(ids)`` after
@@ -407,20 +423,33 @@ class Calls:
         list changed already) may hold any list the code let out into a value not traced (:meth:`_let_out`:
         ``box["r"] = rid``, ``out.append(rid)``, ``return rid``): changed, each such list is unknown too (until
         conversion version 193 ``box["r"].append(x)`` left ``rid`` as first written). A module the code imported is
-        no such value (``random.shuffle(ids)``: :meth:`_given_away`)."""
+        no such value (``random.shuffle(ids)``: :meth:`_given_away`). Nor is a read (``user.get("name")``), nor a
+        change of a list the code wrote by its own methods (``results.append(x)``, :attr:`_own`), which changes that
+        list alone (``kinds``, :func:`_kinds`: whether the change reaches through the value's items; until
+        conversion version 197 each made every list let out unknown, ``", ".join(ids)`` then ``results.append(x)``
+        losing ``ids``)."""
         for name in names:
             value = self.bound.get(name, _MISSING)
+            before = value is _MISSING or not self._changed.keys().isdisjoint(self._holds(value))  # changed since
             for key, held in _containers(value).items():
                 self._changed[key] = held
-            if name not in self.defined and (value is _MISSING or not self._changed.keys().isdisjoint(
-                    self._holds(value))):  # not traced, or changed since: it may hold any list let out
+            if name in self.defined or name not in kinds:
+                continue
+            if kinds[name]:  # through an item: it reaches a list let out if the value is not traced, or changed since
+                reaches = before
+            else:  # its own methods: a list let out only if the value may be one (not traced, not the code's own)
+                reaches = value is _MISSING and name not in self._own
+                if value is not _MISSING:
+                    self._own.add(name)
+            if reaches:
                 self._changed.update(dict.fromkeys(self._escaped - self._changed.keys()))
 
     def _given_away(self, call: ast.Call) -> None:
         """The values a call of a function the code imported (``random.shuffle(ids)``, ``heapq.heappush(h, x)``) is
         given by name or item may be changed in place by it: unknown from now on (until conversion 179 ``ids[0]``
         after ``random.shuffle(ids)`` read the first item as written)."""
-        self._change({r for a in [*call.args, *(k.value for k in call.keywords)] if (r := _root(a))})
+        given = {r for a in [*call.args, *(k.value for k in call.keywords)] if (r := _root(a))}
+        self._change(given, dict.fromkeys(given, True))
 
     def _holds(self, value: Any) -> set[int]:
         """The ids of the lists, dicts and sets ``value`` is or holds (:func:`_containers`), walked once a value: a
@@ -437,6 +466,7 @@ class Calls:
         self._read_only(*(n for n in ast.walk(node.iter) if isinstance(n, ast.Name)))  # items bound as they are
         self._visit(node.iter)
         self._runs += len(passes)
+        self._own -= self._walk("rebound", node)
         varying = self._varying
         self._varying = varying | self._walk("stored", node)
         for given in passes:
@@ -457,7 +487,8 @@ class Calls:
         names each pass binds anew either (:meth:`_maybe`). A loop's later passes change in place what an earlier
         one let out (:meth:`_let_out`): changed again after it."""
         stored = self._walk("stored", node)
-        self._change(self._walk("changes", node))
+        self._change(self._walk("changes", node), self._walk("kinds", node))
+        self._own -= self._walk("rebound", node)
         if isinstance(node, ast.While):
             self.bound = {k: v for k, v in self.bound.items() if k not in stored}
         head = {ast.If: "test", ast.For: "iter", ast.AsyncFor: "iter", ast.While: "test", ast.Match: "subject"}
@@ -480,7 +511,7 @@ class Calls:
         self.bound = {k: v for k, v in self.bound.items() if k not in stored}
         self.bound.update(kept)
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-            self._change(self._walk("changes", node))
+            self._change(self._walk("changes", node), self._walk("kinds", node))
 
     def _arguments(self, name: str, node: ast.Call) -> dict[str, Any]:
         params = self.params.get(name, [])
@@ -590,6 +621,30 @@ def _changes(node: ast.AST) -> set[str]:
     return names
 
 
+def _kind(node: ast.AST) -> dict[str, bool]:
+    """The name ``node`` changes in place, if it does, and whether through an item or attribute of its value
+    (``box["r"].append(x)``, ``out[0] = x``: True) or by the value's own methods or items (``out.append(x)``,
+    ``out["k"] = x``, ``out += [x]``: False); a method that only reads (:data:`READS`) changes nothing."""
+    if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load) and _root(node.value):
+        return {_root(node.value): not isinstance(node.value, ast.Name)}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _root(node.func.value) and (
+            node.func.attr not in READS):
+        return {_root(node.func.value): not isinstance(node.func.value, ast.Name)}
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        return {node.target.id: False}
+    return {}
+
+
+def _kinds(node: ast.AST) -> dict[str, bool]:
+    """The names ``node`` changes in place anywhere in it (:func:`_kind`), True for one it may change through an
+    item."""
+    out: dict[str, bool] = {}
+    for n in ast.walk(node):
+        for name, deep in _kind(n).items():
+            out[name] = out.get(name, False) or deep
+    return out
+
+
 def _escaping(node: ast.AST) -> set[str]:
     """The names a scope of its own (a function's body, a lambda, a comprehension, a class body) binds or changes
     outside it: ``global`` / ``nonlocal`` names, ``:=`` targets, and a name whose item or attribute is set or whose
@@ -617,17 +672,24 @@ def _stops(node: ast.For) -> bool:
 
 
 def _stored(node: ast.AST) -> set[str]:
-    """The names ``node`` binds, deletes or may change anywhere in it: assigned, loop and ``with`` variables,
-    parameters, ``except ... as`` and ``case`` captures, defs and imports, a name whose item or attribute is set or
-    whose method is called (``ids.append(x)``)."""
+    """The names ``node`` binds, deletes or may change anywhere in it: those it binds anew (:func:`_rebound`), and a
+    name whose item or attribute is set or whose method is called (``ids.append(x)``)."""
+    names = _rebound(node)
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and _root(n.value) and not isinstance(n.ctx, ast.Load):
+            names.add(_root(n.value))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _root(n.func.value):
+            names.add(_root(n.func.value))
+    return names
+
+
+def _rebound(node: ast.AST) -> set[str]:
+    """The names ``node`` binds anew or deletes anywhere in it: assigned, loop and ``with`` variables, parameters,
+    ``except ... as`` and ``case`` captures, defs and imports."""
     names: set[str] = set()
     for n in ast.walk(node):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             names.add(n.id)
-        elif isinstance(n, (ast.Attribute, ast.Subscript)) and _root(n.value) and not isinstance(n.ctx, ast.Load):
-            names.add(_root(n.value))
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _root(n.func.value):
-            names.add(_root(n.func.value))
         elif isinstance(n, ast.arg):
             names.add(n.arg)
         elif isinstance(n, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.FunctionDef, ast.AsyncFunctionDef,
