@@ -30,3 +30,17 @@ def test_a_double_quoted_token_a_join_compares_is_a_column_where_no_dialect_show
 ])
 def test_a_query_of_no_dialects_sign_reads_its_double_quotes_by_their_place(query, literals):
     assert sql_literals(query) == literals
+
+
+@pytest.mark.parametrize("query, literals", [
+    ('SELECT * FROM flights f JOIN bookings b ON b.flight = f.id AND b.cabin = "economy" WHERE f.origin = \'SFO\'',
+     ["economy", "SFO"]),
+    ('SELECT * FROM tickets t JOIN codes c ON c.code = "ABC123"', ["ABC123"]),
+    ('SELECT * FROM parcels p LEFT JOIN scans s ON s.parcel = p.id AND s.carrier = "DHL Express" WHERE p.weight > 2',
+     ["DHL Express", 2]),
+])
+def test_a_join_filtering_on_a_double_quoted_value_keeps_the_value(query, literals):
+    """A join's ON often filters on a value too (ON b.flight = f.id AND b.cabin = "economy"), which SQLite and MySQL
+    read as a string: a token of no column's shape there (no camelCase, no ..._id) read as a name made the whole
+    query's double quotes names, the cabin the user asked for traced to nothing."""
+    assert sql_literals(query) == literals

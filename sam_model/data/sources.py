@@ -661,7 +661,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # that list's methods (results = [] then results.append(x)): 193 made each such line lose every list let out, the
 # calls after it their labels. Code without a list let out, other files, examples/logs and tests/fixtures convert
 # byte for byte.
-CONVERSION_VERSION = 201
+# 202: a SQL query of no dialect's sign whose join's ON compares a column to a double-quoted token of no key column's
+# shape (ON b.cabin = "economy", ON c.code = "ABC123": not camelCase ...Id nor ..._id) reads it by its place, a string,
+# as 195 did (196 read every double-quoted token of such a query as a name, the value traced to nothing). ON u.id =
+# "authorId" / "author_id" reads as in 196; everything else converts byte for byte.
+CONVERSION_VERSION = 202
 
 
 @dataclass(frozen=True)

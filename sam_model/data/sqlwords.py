@@ -278,6 +278,9 @@ _CLAUSE = re.compile(r"\b(on|where|having|set|select|from|join|using|group|order
 # a name PostgreSQL quotes for its capitals, camelCase ("userId", "createdAt"): where a value stands (id = "userId")
 # no evidence of a MySQL string, a value seldom being written so
 _CAMEL = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+")
+# a key column's name, what a join's ON compares a column to ("authorId", "author_id"): any other token there is a
+# value the join filters on (ON b.cabin = "economy", SQLite's and MySQL's string), no sign of names
+_KEY = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)*Id|[a-z][a-z0-9_]*_id")
 # the first item of an IN list, and what a next item follows
 _LIST_OPENS = re.compile(r"\bin\s*\(\s*$", re.IGNORECASE)
 _LIST_NEXT = re.compile(r"\s*,\s*")
@@ -328,9 +331,12 @@ def _quoting(text: str) -> str:
     named traced to nothing). A query that shows PostgreSQL outside its
     strings (:data:`_POSTGRES`: ``::``, ``$1``, ILIKE, ``$$``, ``E''``) reads its double quotes as names
     (:data:`NAMES`) wherever they stand, as PostgreSQL runs it. So does a query that compares a column to a
-    double-quoted token in a join's ON and shows no MySQL (no string in double quotes elsewhere, no :data:`_MYSQL`):
-    ``JOIN posts p ON u.id = "authorId"``, a column compared to a column (until conversion version 196 read by its
-    place, as a string traced to any listing of the columns). Else "", a query of no dialect's sign: each token by
+    key column's name (:data:`_KEY`) double-quoted in a join's ON and shows no MySQL (no string in double quotes
+    elsewhere, no :data:`_MYSQL`): ``JOIN posts p ON u.id = "authorId"``, a column compared to a column (until
+    conversion version 196 read by its place, as a string traced to any listing of the columns). Another token
+    there is a value the join filters on (``ON b.flight = f.id AND b.cabin = "economy"``), read by its place (in
+    conversion version 196 it made every double-quoted token a name, the cabin the user asked for traced to
+    nothing). Else "", a query of no dialect's sign: each token by
     its place (:func:`_double_quoted_string`): where only a value stands a string (``WHERE name = "Alice"``, and
     ``id = "userId"``, a MySQL value written so or a PostgreSQL name: read as the value), elsewhere a name."""
     either = strings = postgres = mysql = joined = False  # joined: a join's ON compares a column to a "token"
@@ -361,7 +367,7 @@ def _quoting(text: str) -> str:
             listed, strings = m.end(), strings or _CAMEL.fullmatch(m.group(1)) is None
         elif _STRING_BEFORE.search(before) and clause != "on":
             strings = strings or _CAMEL.fullmatch(m.group(1)) is None  # id = "userId": PostgreSQL's name
-        elif _STRING_BEFORE.search(before):
+        elif _STRING_BEFORE.search(before) and _KEY.fullmatch(m.group(1)):
             joined = True
     if doubled and (postgres or _postgres(text[read:], False)):
         return NAMES
