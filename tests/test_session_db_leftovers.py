@@ -72,3 +72,22 @@ def test_both_readers_refuse_a_database_they_cannot_open_in_one_shape_saying_wha
         said.append(str(err.value).replace(what, "WHAT"))
         assert str(err.value).startswith(f"cannot open {folder} as {what} (") and "'.backup COPY.db'" in str(err.value)
     assert said[0] == said[1] and "\n" not in said[0]
+
+
+def test_the_commands_a_refusal_gives_run_on_a_path_with_spaces(tmp_path):
+    """An app's database lives in "~/Library/Application Support/APP" on macOS: the refusals' commands named the
+    path bare, so "sqlite3 .../Application Support/APP/sessions.db '.recover'" recovered no file of that name."""
+    import shlex
+
+    folder = tmp_path / "Application Support" / "app"
+    folder.mkdir(parents=True)
+    damaged = folder / "sessions.db"
+    damaged.write_bytes(MAGIC + b"\x00" * 84 + b"not the pages of a database" * 40)
+    with pytest.raises(SAMFileError) as err:
+        agents_db.is_store(damaged)
+    assert f"sqlite3 {shlex.quote(str(damaged))} '.recover'" in str(err.value)
+    unopened = folder / "other.db"
+    unopened.mkdir()
+    with pytest.raises(SAMFileError) as err:
+        list(adk_db.sessions(unopened))
+    assert f"sqlite3 {shlex.quote(str(unopened))} '.backup COPY.db'" in str(err.value)

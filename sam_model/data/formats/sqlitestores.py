@@ -5,6 +5,7 @@ never checked the header, and each caught the lock apart."""
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +43,7 @@ def opened(p: Path, what: str) -> sqlite3.Connection:
         return read_only(p)
     except sqlite3.Error as exc:
         raise SAMFileError(f"cannot open {p} as {what} ({exc}): give the database file itself, readable, in a folder "
-                           f"SQLite may read, or convert a copy (sqlite3 {p} '.backup COPY.db')") from None
+                           f"SQLite may read, or convert a copy (sqlite3 {_shell(p)} '.backup COPY.db')") from None
 
 
 def holds(p: Path, test: Callable[[sqlite3.Connection], bool], what: str) -> bool:
@@ -68,5 +69,11 @@ def holds(p: Path, test: Callable[[sqlite3.Connection], bool], what: str) -> boo
         raise SAMFileError(unread_database(p, exc, what)) from None
     except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed"
         raise SAMFileError(f"cannot read {p} as an SQLite database ({exc}), which may be {what}: recover it "
-                           f"(sqlite3 {p} '.recover' | sqlite3 RECOVERED.db) and give that, or move it out of the "
-                           "folder") from None
+                           f"(sqlite3 {_shell(p)} '.recover' | sqlite3 RECOVERED.db) and give that, or move it out "
+                           "of the folder") from None
+
+
+def _shell(p: Path) -> str:
+    """``p`` as a refusal's command names it: quoted where a shell would split it (an app's folder on macOS is
+    "Application Support")."""
+    return shlex.quote(str(p))
