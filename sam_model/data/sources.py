@@ -665,7 +665,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # shape (ON b.cabin = "economy", ON c.code = "ABC123": not camelCase ...Id nor ..._id) reads it by its place, a string,
 # as 195 did (196 read every double-quoted token of such a query as a name, the value traced to nothing). ON u.id =
 # "authorId" / "author_id" reads as in 196; everything else converts byte for byte.
-CONVERSION_VERSION = 202
+# 203: a smolagents CodeAgent's list, set or dict comprehension in a loop read pass by pass, over a literal list or
+# range not empty and unfiltered, knows the pass's values (193 read it as a part of the pass that may not run, its
+# item unknown there). Code without one, other files, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 203
 
 
 @dataclass(frozen=True)

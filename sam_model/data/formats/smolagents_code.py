@@ -130,9 +130,11 @@ class Calls:
             self._visit(node.values[0])
             self._maybe(node.values[1:])
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            runs = not isinstance(node, ast.GeneratorExp) and len(node.generators) == 1 and not (
+                node.generators[0].ifs) and bool(self._items(node.generators[0].iter))  # surely, on this pass
             self._visit(node.generators[0].iter)  # the first iterable runs in the enclosing scope
             self._local(node, [*node.generators[0].ifs, *node.generators[1:],
-                               *([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])])
+                               *([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])], runs)
         elif isinstance(node, ast.For) and (passes := self._unrolled(node)) is not None:
             self._passes(node, passes)
         elif isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, *_TRY_STAR, ast.Match)):
@@ -322,14 +324,18 @@ class Calls:
                     todo.append(self.functions[name])
         return count
 
-    def _local(self, node: ast.AST, body: list[ast.AST]) -> None:
+    def _local(self, node: ast.AST, body: list[ast.AST], runs: bool = False) -> None:
         """``body`` run in a scope of its own: the names it binds (parameters, loop variables, locals) hide those
-        bound outside while it runs, and are gone after it, but for what outlives it (:func:`_escaping`)."""
+        bound outside while it runs, and are gone after it, but for what outlives it (:func:`_escaping`). A
+        comprehension, lambda or method may not run on a pass of a loop read pass by pass, so the names each pass
+        binds are unknown in it (:meth:`_maybe`), but in a class's body and a comprehension that ``runs`` surely
+        (one over a literal list or range not empty, unfiltered: from conversion version 193 to 198 read as one that may
+        not, the pass's item unknown)."""
         self._change(self._walk("changes", node), self._walk("kinds", node))
         self._own -= self._walk("rebound", node)
         outside = dict(self.bound)
-        for name in _stored(node) | (set() if isinstance(node, ast.ClassDef) else self._varying):
-            self.bound.pop(name, None)  # a comprehension, lambda or method may not run on the pass (_maybe)
+        for name in _stored(node) | (set() if isinstance(node, ast.ClassDef) or runs else self._varying):
+            self.bound.pop(name, None)
         self._depth += 1
         self._hide(node, 1)
         for part in body:
