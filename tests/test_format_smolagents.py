@@ -916,3 +916,17 @@ def test_a_comprehension_that_surely_runs_in_a_pass_knows_the_passs_values(code,
     pass it stands in, once an item: since conversion version 193 it was read as a part of the pass that may not run,
     the pass's item unknown in it (a label lost); one filtered, over a value not traced or lazy still may not."""
     assert loop_calls(code)[0] == expected
+
+
+@pytest.mark.parametrize("code, expected", [
+    ('ids = ["AB12CD"]\nd = {}\nd["k"] = ids\nd.get("k").append("EF34GH")\nget_user(ids)', {}),
+    ('box = {"r": ["AB12CD"]}\nbox.get("r").append("EF34GH")\nget_user(box)', {}),
+    ('ids = ["AB12CD"]\nd = {}\nd["k"] = ids\nd.setdefault("k", []).append("EF34GH")\nget_user(ids[-1])', {}),
+    # a module's function's value changes nothing the code bound
+    ('import datetime\nids = ["AB12CD"]\nprint(", ".join(ids))\nstamp = datetime.datetime.now().strftime("%Y")\n'
+     'get_user(ids)', {"user_id": ["AB12CD"]}),
+])
+def test_a_list_changed_through_a_value_a_method_gave_is_no_longer_known(code, expected):
+    """d.get("k").append(x) changes the list d holds under "k": a change through a method's value named no name, so
+    nothing was changed (the list let out, or d's own, read as first written: a wrong label)."""
+    assert loop_calls(code)[0][-1] == expected

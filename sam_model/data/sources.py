@@ -668,7 +668,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 203: a smolagents CodeAgent's list, set or dict comprehension in a loop read pass by pass, over a literal list or
 # range not empty and unfiltered, knows the pass's values (193 read it as a part of the pass that may not run, its
 # item unknown there). Code without one, other files, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 203
+# 204: a smolagents CodeAgent's change through a method's value (d.get("k").append(x), d.setdefault("k", []).append(x))
+# changes what d holds: the list d holds, or one let out into it, is unknown after it (197 to 199, taking d.get for a
+# read, read it as first written; 196 and before made it unknown by the d.get itself). Code without one, other files,
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 204
 
 
 @dataclass(frozen=True)

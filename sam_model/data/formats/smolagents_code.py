@@ -220,6 +220,10 @@ class Calls:
                 self._given_away(node)
             self._change({_root(node.func.value)}, _kind(node))
             self.bound.pop(_root(node.func.value), None)
+        elif kinds := _kind(node):  # through a method's value (d.get("k").append(x)): what d holds is changed
+            self._change(set(kinds), kinds)
+            for name in kinds:
+                self.bound.pop(name, None)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             name = node.func.id
             if name == FINAL:
@@ -434,7 +438,7 @@ class Calls:
         list alone (``kinds``, :func:`_kinds`: whether the change reaches through the value's items; until
         conversion version 197 each made every list let out unknown, ``", ".join(ids)`` then ``results.append(x)``
         losing ``ids``)."""
-        for name in names:
+        for name in names | kinds.keys():
             value = self.bound.get(name, _MISSING)
             before = value is _MISSING or not self._changed.keys().isdisjoint(self._holds(value))  # changed since
             for key, held in _containers(value).items():
@@ -590,6 +594,15 @@ def _read_names(expr: ast.expr | None) -> list[ast.Name]:
     return []
 
 
+def _holder(node: ast.expr) -> str | None:
+    """The name whose value may hold ``node``'s: :func:`_root`, through a method's value too (``d.get("k")``, a value
+    ``d`` holds, or one a module's function made: ``datetime.now()``)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)) or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        node = node.func.value if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
 def _root(node: ast.expr) -> str | None:
     """The name an item or attribute chain starts from (``order["ids"][0]``: order), None for another value."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -628,14 +641,16 @@ def _changes(node: ast.AST) -> set[str]:
 
 
 def _kind(node: ast.AST) -> dict[str, bool]:
-    """The name ``node`` changes in place, if it does, and whether through an item or attribute of its value
-    (``box["r"].append(x)``, ``out[0] = x``: True) or by the value's own methods or items (``out.append(x)``,
-    ``out["k"] = x``, ``out += [x]``: False); a method that only reads (:data:`READS`) changes nothing."""
-    if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load) and _root(node.value):
-        return {_root(node.value): not isinstance(node.value, ast.Name)}
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _root(node.func.value) and (
+    """The name ``node`` changes in place, if it does, and whether through an item, attribute or method's value of
+    its value (``box["r"].append(x)``, ``out[0].x = 1``, ``d.get("k").append(x)``: True) or by the value's own methods
+    or items (``out.append(x)``, ``out["k"] = x``, ``out += [x]``: False); a method that only reads (:data:`READS`)
+    changes nothing."""
+    if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load) and (
+            root := _holder(node.value)):
+        return {root: not isinstance(node.value, ast.Name)}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (root := _holder(node.func.value)) and (
             node.func.attr not in READS):
-        return {_root(node.func.value): not isinstance(node.func.value, ast.Name)}
+        return {root: not isinstance(node.func.value, ast.Name)}
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         return {node.target.id: False}
     return {}
