@@ -930,3 +930,16 @@ def test_a_list_changed_through_a_value_a_method_gave_is_no_longer_known(code, e
     """d.get("k").append(x) changes the list d holds under "k": a change through a method's value named no name, so
     nothing was changed (the list let out, or d's own, read as first written: a wrong label)."""
     assert loop_calls(code)[0][-1] == expected
+
+
+@pytest.mark.parametrize("code, expected", [
+    ('ids = ["AB12CD"]\nprint(", ".join(ids))\ninfo = get_user("ann")\ninfo["seen"] = True\ninfo.update({"n": 1})\n'
+     'get_user(ids)', [{"user_id": "ann"}, {"user_id": ["AB12CD"]}]),
+    # what the output holds since may be a list let out
+    ('ids = ["AB12CD"]\ninfo = get_user("ann")\ninfo["r"] = ids\ninfo["r"].append("EF34GH")\nget_user(ids)',
+     [{"user_id": "ann"}, {}]),
+])
+def test_a_tools_output_changed_by_its_own_methods_changes_no_list_let_out(code, expected):
+    """A tool's output is the tool's value, no list the code let out (a tool's arguments are read, not kept):
+    info["seen"] = True on it made every list let out (", ".join(ids)) unknown, the calls after it unlabelled."""
+    assert loop_calls(code)[0] == expected

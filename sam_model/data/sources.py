@@ -672,7 +672,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # changes what d holds: the list d holds, or one let out into it, is unknown after it (197 to 199, taking d.get for a
 # read, read it as first written; 196 and before made it unknown by the d.get itself). Code without one, other files,
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 204
+# 205: a smolagents CodeAgent's name bound to a tool's output and changed by its own methods or items (info = get_user(x)
+# then info["seen"] = True) changes no list let out (", ".join(ids)): each such list stays known (193 to 200 read
+# it as unknown). Code without a list let out, other files, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 205
 
 
 @dataclass(frozen=True)

@@ -73,8 +73,8 @@ class Calls:
     _out: set[int] = field(default_factory=set)  # the bound values whose containers are in _escaped
     _kept: set[int] = field(default_factory=set)  # the names (ast.Name ids) the code read read for a value not kept
     _varying: set[str] = field(default_factory=set)  # the names each pass of the loops being read binds anew
-    _own: set[str] = field(default_factory=set)  # the names whose value is a list, dict or set the code wrote,
-    # changed since by its own methods alone (``results.append(x)``): no list let out (_change)
+    _own: set[str] = field(default_factory=set)  # the names whose value is a list, dict or set the code wrote, or a
+    # tool's output, changed since by its own methods alone (``results.append(x)``): no list let out (_change)
 
     def learn_prompt(self, prompt: str) -> None:
         """The tools a CodeAgent's system prompt lists, with their parameters in order."""
@@ -154,6 +154,9 @@ class Calls:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         self.bound[target.id] = value
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(
+                    node.value.func, ast.Name) and self.is_tool(node.value.func.id):  # the tool's value (_own)
+                self._own.update(t.id for t in node.targets if isinstance(t, ast.Name))
         else:
             if isinstance(node, ast.Compare):  # x in ids: a bool
                 self._read_only(node.left, *node.comparators)
@@ -434,8 +437,9 @@ class Calls:
         ``box["r"] = rid``, ``out.append(rid)``, ``return rid``): changed, each such list is unknown too (until
         conversion version 193 ``box["r"].append(x)`` left ``rid`` as first written). A module the code imported is
         no such value (``random.shuffle(ids)``: :meth:`_given_away`). Nor is a read (``user.get("name")``), nor a
-        change of a list the code wrote by its own methods (``results.append(x)``, :attr:`_own`), which changes that
-        list alone (``kinds``, :func:`_kinds`: whether the change reaches through the value's items; until
+        change of a list the code wrote, or of a tool's output, by its own methods (``results.append(x)``,
+        ``info["seen"] = True``, :attr:`_own`; a tool's output since conversion version 201), which changes that
+        value alone (``kinds``, :func:`_kinds`: whether the change reaches through the value's items; until
         conversion version 197 each made every list let out unknown, ``", ".join(ids)`` then ``results.append(x)``
         losing ``ids``)."""
         for name in names | kinds.keys():
