@@ -14,6 +14,9 @@ from sam_model.data.sqlwords import sql_literals
     ('SELECT * FROM users u JOIN posts p ON u.id = "authorId"', None),
     ('SELECT * FROM users u JOIN posts p ON u.id = "author_id" WHERE u.name = \'ann\'', ["ann"]),
     ('SELECT * FROM a JOIN b ON a.k = "k" AND a.t <> "tenant_id" WHERE a.x > 3', [3]),
+    # a key's name in PascalCase (Entity Framework's columns) or with its Id in capitals
+    ('SELECT * FROM users u JOIN posts p ON u.id = "AuthorId" WHERE p.n > 3', [3]),
+    ('SELECT * FROM users u JOIN posts p ON u.id = "authorID" WHERE p.n > 3', [3]),
 ])
 def test_a_double_quoted_token_a_join_compares_is_a_column_where_no_dialect_shows(query, literals):
     assert sql_literals(query) == literals

@@ -675,7 +675,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 205: a smolagents CodeAgent's name bound to a tool's output and changed by its own methods or items (info = get_user(x)
 # then info["seen"] = True) changes no list let out (", ".join(ids)): each such list stays known (193 to 200 read
 # it as unknown). Code without a list let out, other files, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 205
+# 206: a SQL query of no dialect's sign whose join's ON compares a column to a double-quoted key's name in PascalCase
+# or with its Id in capitals (ON u.id = "AuthorId", "authorID", "AUTHOR_ID") reads its double quotes as names, as 196
+# did (198 read it by its place, a string). Everything else converts byte for byte.
+CONVERSION_VERSION = 206
 
 
 @dataclass(frozen=True)

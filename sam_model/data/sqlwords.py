@@ -278,9 +278,10 @@ _CLAUSE = re.compile(r"\b(on|where|having|set|select|from|join|using|group|order
 # a name PostgreSQL quotes for its capitals, camelCase ("userId", "createdAt"): where a value stands (id = "userId")
 # no evidence of a MySQL string, a value seldom being written so
 _CAMEL = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+")
-# a key column's name, what a join's ON compares a column to ("authorId", "author_id"): any other token there is a
-# value the join filters on (ON b.cabin = "economy", SQLite's and MySQL's string), no sign of names
-_KEY = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)*Id|[a-z][a-z0-9_]*_id")
+# a key column's name, what a join's ON compares a column to ("authorId", "AuthorId", "authorID", "author_id"): any
+# other token there is a value the join filters on (ON b.cabin = "economy", SQLite's and MySQL's string), no sign of
+# names
+_KEY = re.compile(r"[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+)*I[dD]|[A-Za-z][A-Za-z0-9_]*_(?:id|ID)")
 # the first item of an IN list, and what a next item follows
 _LIST_OPENS = re.compile(r"\bin\s*\(\s*$", re.IGNORECASE)
 _LIST_NEXT = re.compile(r"\s*,\s*")
