@@ -943,3 +943,20 @@ def test_a_tools_output_changed_by_its_own_methods_changes_no_list_let_out(code,
     """A tool's output is the tool's value, no list the code let out (a tool's arguments are read, not kept):
     info["seen"] = True on it made every list let out (", ".join(ids)) unknown, the calls after it unlabelled."""
     assert loop_calls(code)[0] == expected
+
+
+@pytest.mark.parametrize("code, expected", [
+    ('def look(x):\n    if x == "AB12CD":\n        get_user(x)\nfor rid in ["AB12CD", "EF34GH"]:\n    look(rid)',
+     [{}, {}]),
+    ('def look(x):\n    return get_user(x) if x > "B" else None\nfor rid in ["AB12CD", "EF34GH"]:\n    look(rid)',
+     [{}, {}]),
+    # outside its branches, or outside a loop, the function's parameters stay known
+    ('def look(x):\n    get_user(x)\nfor rid in ["AB12CD", "EF34GH"]:\n    look(rid)',
+     [{"user_id": "AB12CD"}, {"user_id": "EF34GH"}]),
+    ('def look(x):\n    if x:\n        get_user(x)\nlook("AB12CD")', [{"user_id": "AB12CD"}]),
+])
+def test_a_branch_of_a_function_called_in_a_pass_does_not_know_the_passs_values(code, expected):
+    """def look(x): if x == "A": get_user(x), called for each item of a loop read pass by pass: the call in the
+    function's branch was read on every pass with that pass's item, a call never made with "EF34GH" labelled, the
+    very reading conversion version 193 ended for a branch written in the loop itself."""
+    assert loop_calls(code)[0] == expected

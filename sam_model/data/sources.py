@@ -678,7 +678,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 206: a SQL query of no dialect's sign whose join's ON compares a column to a double-quoted key's name in PascalCase
 # or with its Id in capitals (ON u.id = "AuthorId", "authorID", "AUTHOR_ID") reads its double quotes as names, as 196
 # did (198 read it by its place, a string). Everything else converts byte for byte.
-CONVERSION_VERSION = 206
+# 207: a smolagents CodeAgent's function called in a loop read pass by pass does not know, in a branch of its own
+# (an if, an except, y if c else z), the names it binds (its parameters: the pass's values), as a branch written in
+# the loop does not since 193 (the call was read on every pass with the pass's item, a call never made labelled).
+# Code without one, other files, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 207
 
 
 @dataclass(frozen=True)

@@ -288,8 +288,12 @@ class Calls:
         self._running.add(name)
         self._depth += 1
         self._hide(fn, 1)
+        varying = self._varying  # in a pass read pass by pass, the names it binds it binds anew each pass: unknown
+        if varying:  # in its branches (_maybe; until conversion version 203 a branch's call knew its parameters)
+            self._varying = varying | self._walk("stored", fn)
         for part in fn.body:
             self._visit(part)
+        self._varying = varying
         self._hide(fn, -1)
         self._depth -= 1
         self._running.discard(name)
