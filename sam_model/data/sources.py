@@ -669,15 +669,15 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # range not empty and unfiltered, knows the pass's values (193 read it as a part of the pass that may not run, its
 # item unknown there). Code without one, other files, examples/logs and tests/fixtures convert byte for byte.
 # 204: a smolagents CodeAgent's change through a method's value (d.get("k").append(x), d.setdefault("k", []).append(x))
-# changes what d holds: the list d holds, or one let out into it, is unknown after it (197 to 199, taking d.get for a
+# changes what d holds: the list d holds, or one let out into it, is unknown after it (201 to 203, taking d.get for a
 # read, read it as first written; 196 and before made it unknown by the d.get itself). Code without one, other files,
 # examples/logs and tests/fixtures convert byte for byte.
 # 205: a smolagents CodeAgent's name bound to a tool's output and changed by its own methods or items (info = get_user(x)
-# then info["seen"] = True) changes no list let out (", ".join(ids)): each such list stays known (193 to 200 read
+# then info["seen"] = True) changes no list let out (", ".join(ids)): each such list stays known (193 to 204 read
 # it as unknown). Code without a list let out, other files, examples/logs and tests/fixtures convert byte for byte.
 # 206: a SQL query of no dialect's sign whose join's ON compares a column to a double-quoted key's name in PascalCase
 # or with its Id in capitals (ON u.id = "AuthorId", "authorID", "AUTHOR_ID") reads its double quotes as names, as 196
-# did (198 read it by its place, a string). Everything else converts byte for byte.
+# did (202 read it by its place, a string). Everything else converts byte for byte.
 # 207: a smolagents CodeAgent's function called in a loop read pass by pass does not know, in a branch of its own
 # (an if, an except, y if c else z), the names it binds (its parameters: the pass's values), as a branch written in
 # the loop does not since 193 (the call was read on every pass with the pass's item, a call never made labelled).
