@@ -618,3 +618,18 @@ def test_a_session_added_both_ways_is_stored_once(adapter, first, restart):
         add_events(service, events(2, 8))
     scopes = {"user_id": "ann_lee_123", "agent_id": "airline", "run_id": "conv-1"}
     assert stored(store, **scopes) == stored(whole, **scopes)
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_session_its_turn_s_events_and_the_session_again_are_stored_once(adapter, restart):
+    """The session added, then its next turn's events as a delta, then the whole session again: the session's
+    progress counted only what it stored itself, and it stored the turn's events a second time."""
+    store, whole = ScopedMemory(HashingEncoder(64)), ScopedMemory(HashingEncoder(64))
+    asyncio.run(adapter.SAMMemoryService(whole).add_session_to_memory(session()))
+    service = adapter.SAMMemoryService(store)
+    asyncio.run(service.add_session_to_memory(session(4)))
+    add_events(service, events(4, 6))
+    service = adapter.SAMMemoryService(store) if restart else service
+    asyncio.run(service.add_session_to_memory(session()))
+    scopes = {"user_id": "ann_lee_123", "agent_id": "airline", "run_id": "conv-1"}
+    assert stored(store, **scopes) == stored(whole, **scopes)

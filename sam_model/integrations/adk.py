@@ -253,11 +253,13 @@ class SAMMemoryService(BaseMemoryService):
         to = max((m[TO] for m in marks if isinstance(m.get(TO), int) and not isinstance(m[TO], bool)
                   and 0 <= m[TO] < len(digests) and m.get(DIGEST, digests[m[TO]]) == digests[m[TO]]), default=0)
         seen = self._seen_before(scopes)
-        by_id = 0  # each message's event's digest made only while they are stored (a session's first sight)
+        # on from TO (events added as deltas after the session's last add, which its TO does not count; read from
+        # 0, a session added, then its turn's events, then the session again stored those events twice)
+        by_id = to  # each message's event's digest made only while they are stored (a session's first sight)
         while by_id + policy < len(sources) and (e := _id(events, sources[by_id + policy])) is not None \
                 and seen.get(e) == _content(events, sources[by_id + policy]):
             by_id += 1
-        return messages[:max(to, by_id) + policy]
+        return messages[:by_id + policy]
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> Any:
         """The user's ``k`` best memories of the app, as ``MemoryEntry`` items, best first (the module doc)."""
