@@ -633,3 +633,14 @@ def test_a_session_its_turn_s_events_and_the_session_again_are_stored_once(adapt
     asyncio.run(service.add_session_to_memory(session()))
     scopes = {"user_id": "ann_lee_123", "agent_id": "airline", "run_id": "conv-1"}
     assert stored(store, **scopes) == stored(whole, **scopes)
+
+
+def test_events_of_no_session_are_not_skipped_for_a_session_s_ids(adapter):
+    """Events of no session (session_id None, ADK's partition of its own) whose ids a session's events had: a
+    service made anew read every session's ids as stored (run_id None is no filter) and stored none of them."""
+    store = ScopedMemory(HashingEncoder(64))
+    add_events(adapter.SAMMemoryService(store), events(0, 4))
+    add_events(adapter.SAMMemoryService(store), events(0, 4), session_id=None)
+    found = store.get_all(user_id="ann_lee_123", agent_id="airline", limit=None)["results"]
+    assert [r["memory"] for r in found if r["run_id"] is None] == [r["memory"] for r in found if r["run_id"]]
+    assert len(found) == 8

@@ -204,7 +204,10 @@ class SAMMemoryService(BaseMemoryService):
         (the progress mark, kept when their memories are deleted: those stay deleted; else the memories' EVENTS)."""
         mark = self.memory.progress(**scopes)
         found = self.memory.get_all(**scopes, limit=None)["results"]  # add_session_to_memory's memories say theirs
-        seen = {i: "" for r in found for i in (r["metadata"] or {}).get(EVENTS) or () if isinstance(i, str)}
+        # the scopes' own (run_id None, events of no session, is no filter to get_all: every session's ids were
+        # taken, and an event of no session whose id a session's had was skipped, never stored)
+        seen = {i: "" for r in found if r["run_id"] == scopes["run_id"]
+                for i in (r["metadata"] or {}).get(EVENTS) or () if isinstance(i, str)}
         return {**seen, **(mark[EVENTS] if isinstance(mark, dict) and isinstance(mark.get(EVENTS), dict) else {})}
 
     def _mark(self, scopes: dict[str, str | None], mark: dict[str, Any]) -> None:
