@@ -644,3 +644,24 @@ def test_events_of_no_session_are_not_skipped_for_a_session_s_ids(adapter):
     found = store.get_all(user_id="ann_lee_123", agent_id="airline", limit=None)["results"]
     assert [r["memory"] for r in found if r["run_id"] is None] == [r["memory"] for r in found if r["run_id"]]
     assert len(found) == 8
+
+
+def test_events_whose_add_failed_are_stored_when_sent_again(adapter, monkeypatch):
+    """An add that raised (the encoder, the disk; an event the reader refuses) left its events' ids taken for
+    stored: the delta sent again was skipped whole, its events never stored."""
+    store, whole = ScopedMemory(HashingEncoder(64)), ScopedMemory(HashingEncoder(64))
+    add_events(adapter.SAMMemoryService(whole), events(0, 4))
+    service = adapter.SAMMemoryService(store)
+    add_events(service, events(0, 2))  # the session's first turn, stored
+    add = store.add
+
+    def failing(*args: Any, **kw: Any) -> Any:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store, "add", failing)
+    with pytest.raises(OSError, match="disk full"):
+        add_events(service, events(2, 4))
+    monkeypatch.setattr(store, "add", add)
+    add_events(service, events(2, 4))
+    scopes = {"user_id": "ann_lee_123", "agent_id": "airline", "run_id": "conv-1"}
+    assert stored(store, **scopes) == stored(whole, **scopes)

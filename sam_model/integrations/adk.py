@@ -172,7 +172,9 @@ class SAMMemoryService(BaseMemoryService):
                                  f"{type(e).__name__}): give ADK's Events, whose ids say which are stored already")
         with self._lock:
             key = (app_name, user_id, session_id)
-            seen = self._seen[key] if key in self._seen else self._seen_before(scopes)
+            # a copy, kept once its events are stored: an add that raised (the encoder, the disk, an event the
+            # reader refuses) left their ids taken, and the delta sent again was skipped, its events never stored
+            seen = dict(self._seen[key] if key in self._seen else self._seen_before(scopes))
             new, changed = [], []
             for e in events:
                 digest = _said_digest(e)
