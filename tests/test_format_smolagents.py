@@ -874,7 +874,8 @@ def test_sams_own_recalls_in_a_dumped_memory_are_read_as_the_marker():
              tool_step(5, "lookup", RECALL)]
     tools = [m["content"] for m in to_chat(steps).messages if m["role"] == "tool"]
     marker = "[2 memories recalled: stored already]"
-    assert tools == [marker, f"Execution logs:\n{marker}\nbalance: 12 days\nLast output from code snippet:\nNone",
+    # the printed recall's last memory has an indented line, which the code may have printed: read as printed
+    assert tools == [marker, printed,
                      "1. Ann's manager is m.chen", "[2 memories recalled by SAM]\n1. only one", RECALL], tools
 
 
@@ -960,3 +961,26 @@ def test_a_branch_of_a_function_called_in_a_pass_does_not_know_the_passs_values(
     function's branch was read on every pass with that pass's item, a call never made with "EF34GH" labelled, the
     very reading conversion version 193 ended for a branch written in the loop itself."""
     assert loop_calls(code)[0] == expected
+
+
+@pytest.mark.parametrize("after", ["   a  b\n0  1  2", "   total: 12 days"])
+def test_a_printed_recall_keeps_the_code_s_indented_lines_printed_after_it(after):
+    """A CodeAgent printing a recall, then lines of its own that open with spaces (a DataFrame's header, an indented
+    note): read as the recall's last memory's further lines, they went into the marker, lost. Where a print's lines
+    cannot be told from the last memory's, the recall is read as printed; its memories' lines followed by a line of
+    no indent, or the code's last output (the tool's output whole), are read as the marker."""
+    one = "[2 memories recalled by SAM]\n1. Ann's manager is m.chen\n2. Ann's leave is in May"
+    marker = "[2 memories recalled: stored already]"
+    code = 'print(recall_memory(query="manager"))\nprint(table)'
+    steps = [{"task": "Who is my manager?", "task_images": None},
+             code_step(1, code, f"Execution logs:\n{RECALL}\n{after}\nLast output from code snippet:\nNone"),
+             code_step(2, code, f"Execution logs:\n{one}\n{after}\nLast output from code snippet:\nNone", call=2),
+             code_step(3, code, f"Execution logs:\n{one}\nbalance: 12 days\nLast output from code snippet:\nNone",
+                       call=3),
+             code_step(4, 'recall_memory(query="manager")',
+                       f"Execution logs:\n{after}\nLast output from code snippet:\n{RECALL}", call=4)]
+    tools = [m["content"] for m in to_chat(steps).messages if m["role"] == "tool"]
+    assert tools == [f"Execution logs:\n{RECALL}\n{after}\nLast output from code snippet:\nNone",
+                     f"Execution logs:\n{one}\n{after}\nLast output from code snippet:\nNone",
+                     f"Execution logs:\n{marker}\nbalance: 12 days\nLast output from code snippet:\nNone",
+                     f"Execution logs:\n{after}\nLast output from code snippet:\n{marker}"], tools

@@ -28,25 +28,30 @@ def recalled(n: int) -> str:
     return f"[{memories(n)} recalled: stored already]"
 
 
-def unrecalled(text: str) -> str:
+def unrecalled(text: str, *, printed: bool = False) -> str:
     """``text`` (a tool's output, a code step's printed logs) with each recall in it, its head line and its ``n``
     numbered memories (``1. ...``, a memory's further lines indented under its number, as scopes.numbered writes
-    them), as the marker; the rest kept. A head not followed by its ``n`` numbered memories is no recall's."""
+    them), as the marker; the rest kept. A head not followed by its ``n`` numbered memories is no recall's.
+    ``printed``: ``text`` is a code step's logs, where the code's own lines may follow a printed recall; those that
+    open with spaces read as the last memory's further lines, and went into the marker, lost. There a recall whose
+    last memory's indented lines do not run to the end of ``text`` (a return's output, the tool's whole) is read as
+    printed: a recall stored again is no loss. A tool's output is stripped, the next one's never indented."""
     lines, out, i = text.split("\n"), [], 0
     while i < len(lines):
         found = HEAD_RE.fullmatch(lines[i] + "\n")
-        end = _end(lines, i + 1, int(found[1])) if found else None
+        end = _end(lines, i + 1, int(found[1]), printed) if found else None
         out.append(recalled(int(found[1])) if end is not None else lines[i])
         i = end if end is not None else i + 1
     return "\n".join(out)
 
 
-def _end(lines: list[str], i: int, n: int) -> int | None:
-    """Where the ``n`` numbered memories starting at line ``i`` end, or None where the lines are not those."""
+def _end(lines: list[str], i: int, n: int, printed: bool = False) -> int | None:
+    """Where the ``n`` numbered memories starting at line ``i`` end, or None where the lines are not those, or
+    (``printed``) where the last memory's further lines may be the code's (unrecalled)."""
     for k in range(1, n + 1):
         if i >= len(lines) or not lines[i].startswith(f"{k}. "):
             return None
-        pad, i = " " * len(f"{k}. "), i + 1
+        pad, i, first = " " * len(f"{k}. "), i + 1, i + 1
         while i < len(lines) and lines[i].startswith(pad):
             i += 1
-    return i
+    return None if printed and first < i < len(lines) else i

@@ -210,7 +210,7 @@ def _action(chat: Chat, code: Calls, m: Mapping[str, Any], where: str, source: s
     if program is None and code_call is not None:
         program = _arguments(code_call, where)
     if recalls and observed and _recalls(calls, program):  # SAM's recall: its memories are the store's already
-        observed = unrecalled(observed)
+        observed = unrecalled(observed, printed=program is not None)
     if program is not None or code_call is not None:
         words = _CODE.sub("", _text(m.get("model_output"), where)).strip()
         base = code_call.get("id") if code_call is not None else None  # smolagents': call_N, N the memory's length
