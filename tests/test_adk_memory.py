@@ -665,3 +665,24 @@ def test_events_whose_add_failed_are_stored_when_sent_again(adapter, monkeypatch
     add_events(service, events(2, 4))
     scopes = {"user_id": "ann_lee_123", "agent_id": "airline", "run_id": "conv-1"}
     assert stored(store, **scopes) == stored(whole, **scopes)
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_deleted_session_stays_deleted_when_its_events_are_added_after(adapter, restart):
+    """A session added whole, its memories deleted, then its events added as a delta (the app's next turn sends
+    the whole turn's events, or a replay): the session's ids went with its memories, and the deleted events came
+    back."""
+    store = ScopedMemory(HashingEncoder(64))
+    scopes = {"user_id": "ann_lee_123", "agent_id": "airline", "run_id": "conv-1"}
+    service = adapter.SAMMemoryService(store)
+    asyncio.run(service.add_session_to_memory(session(4)))
+    store.delete_all(**scopes)
+    add_events(adapter.SAMMemoryService(store) if restart else service, events(0, 6))
+    assert [t for _, t in stored(store, **scopes)] == [t for _, t in stored(_whole(adapter, 4, 6), **scopes)]
+
+
+def _whole(adapter: Any, first: int, last: int) -> ScopedMemory:
+    """A memory of the airline session's events[first:last] alone, added as a delta."""
+    store = ScopedMemory(HashingEncoder(64))
+    add_events(adapter.SAMMemoryService(store), events(first, last))
+    return store

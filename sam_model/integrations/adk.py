@@ -28,7 +28,8 @@ ids of an add's events; the progress mark keeps each stored id's content digest,
 scoped as a session's. An event sent again with another content keeps its first memory, warned: as ADK's own
 in-memory service keeps an id's first event, and a memory recalled and written into training data is not rewritten
 behind the agent's back (delete it and add the event under a new id). Both ways may add one session: each add's
-memories say their events' ids (EVENTS), and each way skips the events the other stored.
+memories say their events' ids (EVENTS), and each way skips the events the other stored (the progress mark keeps
+the ids of both: a session's memories deleted stay deleted when its events are added after).
 
 Scopes: ``user_id`` the session's user, ``agent_id`` its ``app_name``, ``run_id`` its id: ADK scopes memory by app and
 user, so a search (``search_memory(app_name, user_id, query)``) reads only that user's memories of that app, every
@@ -142,7 +143,12 @@ class SAMMemoryService(BaseMemoryService):
                 SESSION: sid, FROM: max(start - policy, 0), TO: max(end - policy, 0),
                 DIGEST: digests[max(end - policy, 0)],
                 EVENTS: sorted({i for x in sources[start:end] if (i := _id(events, x)) is not None})})
-            self._mark(scopes, {TO: len(messages) - policy, DIGEST: digests[-1]})
+            # the stored events' ids kept in the mark too (their content unknown, ""): kept in the memories' metadata
+            # only, they went when the memories were deleted, and the events added after as a delta came back
+            old = self.memory.progress(**scopes)
+            ids = old.get(EVENTS) if isinstance(old, dict) and isinstance(old.get(EVENTS), dict) else {}
+            ids = {**{i: "" for x in sources[same:] if (i := _id(events, x)) is not None}, **ids}
+            self._mark(scopes, {TO: len(messages) - policy, DIGEST: digests[-1], EVENTS: ids})
             if key in self._seen:  # what add_events_to_memory read of the session: these are stored now
                 self._seen[key].update({i: _content(events, x) for x in sources[same:]
                                         if (i := _id(events, x)) is not None and i not in self._seen[key]})
