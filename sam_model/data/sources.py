@@ -648,7 +648,6 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # memories recalled by SAM]" and its N numbered memories, a ToolCallingAgent's result or a CodeAgent's print) reads as
 # the marker "[N memories recalled: stored already]", not as the memories again. Dumps without such a head, other
 # files, examples/logs and tests/fixtures convert byte for byte.
-<<<<<<< HEAD
 # 198: Microsoft Agent Framework sessions (session.to_dict(), a FileSessionStore's files) are read by the
 # agent-framework reader, a session a conversation named by its id, a result with an exception failed (they were
 # refused: no conversation); its messages are told before Responses items. Every other file, examples/logs and
@@ -683,14 +682,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (an if, an except, y if c else z), the names it binds (its parameters: the pass's values), as a branch written in
 # the loop does not since 193 (the call was read on every pass with the pass's item, a call never made labelled).
 # Code without one, other files, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 207
-=======
-# 198: a recall a smolagents CodeAgent's code printed (the 197 marker) whose last memory's indented lines are
+# 208: a recall a smolagents CodeAgent's code printed (the 197 marker) whose last memory's indented lines are
 # followed by more of the step's output reads as printed (the code's own lines that open with spaces, a DataFrame's
 # header, read as that memory's went into the marker, lost); one followed by a line of no indent, or the code's last
 # output, is the marker still. Everything else converts byte for byte.
-CONVERSION_VERSION = 198
->>>>>>> 1ac5760 (smolagents reader: a recall a CodeAgent printed, then lines of the code's own that open with spaces (a DataFrame's header): read as the last memory's further lines, they went into the marker, lost. Where a printed recall's last memory's indented lines are followed by more output it is read as printed (CONVERSION_VERSION 198). Tests (fail before); README)
+CONVERSION_VERSION = 208
 
 
 @dataclass(frozen=True)
