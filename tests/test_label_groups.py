@@ -52,3 +52,23 @@ def test_groups_add_up_to_the_whole_difference_and_a_missing_method_is_named(tmp
         table([rows], ["a", "c"], "a", "b")
     with pytest.raises(SystemExit, match="step 3 is not in the data given"):
         rows_with_groups(tmp_path, mem, exs[1:])
+
+
+def test_by_origin_splits_the_decisions_by_their_labels_kinds(tmp_path):
+    """--by origin: each decision by where its labels come from (the kinds of the labels' memories), the most
+    decisions first: the freight walkthrough's loss was that every label is a tool result and the model ranks the
+    user's turns first."""
+    from sam_model.bench.label_groups import rows_with_groups, table
+
+    mem = memories()
+    exs = [example(3, [2]), example(6, [5]), example(7, [2, 3]), example(5, [0])]
+    rr = {"a": [0.5, 0.25, 1.0, 1.0], "b": [1.0, 1.0, 0.5, 0.5]}
+    (tmp_path / "per_query.jsonl").write_text("".join(
+        json.dumps({"episode_id": "e", "step": ex.step, "methods": {m: {"rr": rr[m][i]} for m in rr}}) + "\n"
+        for i, ex in enumerate(exs)))
+    rows = rows_with_groups(tmp_path, mem, exs)
+    assert [r["origin"] for r in rows] == ["result", "result", "result+user", "user"]
+    lines = table([rows], ["a", "b"], "a", "b", by="origin").splitlines()
+    assert lines[0] == "| origin | decisions | a | b | share of a − b |"
+    assert lines[2:] == ["| result | 2 | 0.375 | 1.000 | -0.312 |", "| result+user | 1 | 1.000 | 0.500 | +0.125 |",
+                         "| user | 1 | 1.000 | 0.500 | +0.125 |", "| all | 4 | 0.688 | 0.750 | -0.062 |"]

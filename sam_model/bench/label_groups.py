@@ -5,7 +5,10 @@ first that holds one of its labels (``relevant``): ``used`` (a memory an earlier
 sam_model.evaluation.ranking.used_memories: what ``used-first`` puts first), ``opening`` (its task's opening, the
 first user event: what ``task-first`` puts first), ``recent`` (one of the ``--recent`` newest memories before it) or
 ``other``; ``label not used, task has used`` and ``label not used, no used`` split the last three by whether the task
-had any used memory (there a used-first ordering ranks the label below every used one). Per group: the decisions,
+had any used memory (there a used-first ordering ranks the label below every used one). ``--by origin`` groups the
+decisions instead by where their labels come from, the kinds of the labels' memories (``result``, ``user``,
+``result+user``, ...): a model that ranks what users said first loses where every needed value is in a tool result
+(the freight walkthrough, README "Why sam-general loses on the freight desk"). Per group: the decisions,
 each method's MRR, and what the group adds to A − B over all decisions (its decisions' summed difference / all
 decisions), so the groups' contributions add up to the whole difference.
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,6 +34,7 @@ from sam_model.evaluation.ranking import task_statement, used_memories
 from sam_model.io import cli_name
 
 GROUPS = ("used", "opening", "recent", "other")
+BY = ("group", "origin")  # --by: the label groups above, or the kinds of the labels' memories
 SPLITS = ("label not used, task has used", "label not used, no used")
 
 
@@ -45,11 +50,18 @@ def label_group(memories: Sequence[MemoryRecord], ex: RetrievalExample, recent: 
     return "other", bool(used)
 
 
+def label_origin(by_id: dict[str, MemoryRecord], ex: RetrievalExample) -> str:
+    """Where the decision's labels come from: their memories' kinds, sorted, joined by "+" ("result+user")."""
+    return "+".join(sorted({by_id[i].kind for i in ex.relevant_ids if i in by_id})) or "none"
+
+
 def rows_with_groups(per_query: Path, memories: Sequence[MemoryRecord], examples: Sequence[RetrievalExample],
                      recent: int = 2) -> list[dict]:
-    """The lines of ``per_query`` (a file or the folder holding it), each with its ``group`` and ``has_used``."""
+    """The lines of ``per_query`` (a file or the folder holding it), each with its ``group``, ``has_used`` and
+    ``origin``."""
     path = per_query / "per_query.jsonl" if per_query.is_dir() else per_query
     by_key = {(ex.episode_id, ex.step): ex for ex in examples}
+    by_id = {m.id: m for m in memories}
     rows = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         row = json.loads(line)
@@ -58,13 +70,14 @@ def rows_with_groups(per_query: Path, memories: Sequence[MemoryRecord], examples
             raise SystemExit(f"error: {path}:{n}: decision {row['episode_id']} step {row['step']} is not in the data "
                              "given; give the --data, --split, --max-queries and --seeds the run evaluated")
         row["group"], row["has_used"] = label_group(memories, ex, recent)
+        row["origin"] = label_origin(by_id, ex)
         rows.append(row)
     return rows
 
 
-def table(runs: Sequence[list[dict]], methods: Sequence[str], a: str, b: str) -> str:
-    """The markdown table: per group, decisions per run, each method's MRR and the group's share of A − B (both
-    means over the runs)."""
+def table(runs: Sequence[list[dict]], methods: Sequence[str], a: str, b: str, by: str = "group") -> str:
+    """The markdown table: per group (``by``: the label groups, or the labels' origins, the most decisions first),
+    decisions per run, each method's MRR and the group's share of A − B (both means over the runs)."""
     for rows in runs:
         for name in {*methods, a, b}:
             if rows and name not in rows[0]["methods"]:
@@ -74,6 +87,8 @@ def table(runs: Sequence[list[dict]], methods: Sequence[str], a: str, b: str) ->
     def select(rows: list[dict], group: str) -> list[dict]:
         if group == "all":
             return rows
+        if by == "origin":
+            return [r for r in rows if r["origin"] == group]
         if group in SPLITS:
             return [r for r in rows if r["group"] != "used" and r["has_used"] == (group == SPLITS[0])]
         return [r for r in rows if r["group"] == group]
@@ -81,9 +96,11 @@ def table(runs: Sequence[list[dict]], methods: Sequence[str], a: str, b: str) ->
     def mean(xs: list[float]) -> float:
         return sum(xs) / len(xs)
 
-    lines = [f"| group | decisions | {' | '.join(methods)} | share of {a} − {b} |",
+    counts = Counter(r["origin"] for rows in runs for r in rows)
+    names = (*GROUPS, "all", *SPLITS) if by == "group" else (*sorted(counts, key=lambda o: (-counts[o], o)), "all")
+    lines = [f"| {by} | decisions | {' | '.join(methods)} | share of {a} − {b} |",
              "|---|---|" + "---|" * len(methods) + "---|"]
-    for group in (*GROUPS, "all", *SPLITS):
+    for group in names:
         picked = [select(rows, group) for rows in runs]
         n = mean([len(p) for p in picked])
         if n == 0:
@@ -109,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--a", required=True, help="A of the A − B column")
     p.add_argument("--b", required=True, help="B of the A − B column")
     p.add_argument("--recent", type=int, default=2, help="newest memories before a decision counted recent (default 2)")
+    p.add_argument("--by", choices=BY, default="group",
+                   help="split by the label groups, or by the labels' origin: their memories' kinds (default group)")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     if len(seeds) == 1:
@@ -120,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     for run, seed in zip(args.runs, seeds):
         data = build_eval_data(args.data, episodes, "episode", args.max_queries, seed)
         runs.append(rows_with_groups(run, data.memories, data.examples, args.recent))
-    print(table(runs, [m.strip() for m in args.methods.split(",")], args.a, args.b))
+    print(table(runs, [m.strip() for m in args.methods.split(",")], args.a, args.b, args.by))
     return 0
 
 
