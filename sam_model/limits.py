@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from sam_model.io import json_type
-from sam_model.scripts import emoji_joins, mixed, script
+from sam_model.scripts import emoji_joins, looks_latin, mixed, script
 
 MAX_K = 10_000  # results of one search
 MAX_TEXT_CHARS = 100_000  # one memory's text, one query or observation (~25k tokens; BERT reads 512 at most)
@@ -252,8 +252,10 @@ def scope_flaw(value: str) -> Flaw | None:
     an invisible character (:func:`_unseen`): a format one (Cf) such as zero-width U+200B, U+200C, U+200D (but
     one that shows: :func:`_joins`, :func:`_separates`), U+2060, U+FEFF, a bidi control (U+202E shows ``alice``
     backwards) or a soft hyphen; one of :data:`UNSEEN`; a variation selector after a base it shows no variation of
-    (:func:`_selects`); a form other than Unicode NFC (``'e\u0301'`` for ``'é'``); or letters mixing scripts
-    (sam_model.scripts.mixed: ``'\u0430lice'`` with a Cyrillic a), though an emoji ZWJ sequence's joiner shows.
+    (:func:`_selects`); a form other than Unicode NFC (``'e\u0301'`` for ``'é'``); a word whose letters mix scripts
+    (sam_model.scripts.mixed: ``'\u0430lice'`` with a Cyrillic a; ``'user-\u0418\u0432\u0430\u043d'``, a Latin word
+    and a Cyrillic one, is taken); or, beside Latin letters, a word wholly of letters that look like Latin ones
+    (sam_model.scripts.looks_latin: ``'\u0458.smith'``), though an emoji ZWJ sequence's joiner shows.
     Why: each made an id that looks like another yet was another scope, so a user whose client normalized
     differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.
     Refused, not normalized: normalizing would move (on a load) or merge (on a call) the scopes of saves already
@@ -281,9 +283,18 @@ def scope_flaw(value: str) -> Flaw | None:
         said = [f"{value[i]!r} ({unicodedata.name(value[i], 'a letter')}) at position {i} is {script(value[i])}"
                 for i in mix]
         return Flaw(f"mixes scripts: {said[0]}, {said[1]}",
-                    "give an id whose letters are of one script (Latin may go with Han, Hiragana, Katakana, Hangul or "
-                    "Bopomofo; digits, punctuation and emoji with any): a letter of another script that looks like "
-                    "one of these makes an id that looks like another's, yet is another scope", "2026-12-07")
+                    "give an id each of whose words is of one script (Latin may go with Han, Hiragana, Katakana, "
+                    "Hangul or Bopomofo; digits, punctuation, spaces and emoji part words): a letter of another script "
+                    "that looks like one of these makes an id that looks like another's, yet is another scope",
+                    "2026-12-07")
+    if (alike := looks_latin(value)) is not None:
+        start, end, latin = alike
+        of = script(next(ch for ch in value[start:end] if ch.isalpha()))
+        return Flaw(f"writes the word {value[start:end]!r} at position {start} in {of} letters that "
+                    f"look like Latin ones, beside Latin letters ({value[latin]!r} at position {latin})",
+                    "write that word in Latin letters, or the whole id in one script: a word of look-alikes beside "
+                    "Latin words makes an id that looks like another's ('\\u0458.smith' for 'j.smith'), yet is another "
+                    "scope", "2026-12-07")
     return None
 
 

@@ -1,9 +1,14 @@
 """Which writing systems an id's letters are of, for a rule on scope ids (sam_model.limits.scope_flaw): an id whose
-letters mix scripts ('аlice' with a Cyrillic 'а') looks like another tenant's or user's id ('alice') yet is another
-scope. The rule is Unicode TR39's "highly restrictive" one: the letters are of one script, or Latin with the scripts
-of Japanese (Han, Hiragana, Katakana), Korean (Han, Hangul) or Chinese (Han, Bopomofo). Digits, punctuation,
-symbols, emoji and combining marks (scripts Common and Inherited) go with any. A look-alike written wholly in
-another script ('рау', Cyrillic) is not told by this rule: that needs TR39's confusables table."""
+word mixes scripts ('аlice' with a Cyrillic 'а') looks like another tenant's or user's id ('alice') yet is another
+scope. The rule is Unicode TR39's "highly restrictive" one, word by word (a word: a run of letters and marks; digits,
+punctuation, symbols and spaces part words): a word's letters are of one script, or Latin with the scripts of
+Japanese (Han, Hiragana, Katakana), Korean (Han, Hangul) or Chinese (Han, Bopomofo). Per word, not per id, because
+real ids join a Latin prefix to a name in its own script ('user-محمد', 'tenant-Иван'). Taken per word alone, a word
+wholly of letters that look like Latin ones ('ј.smith', its 'ј' Cyrillic; 'user-асе') would pass beside Latin words:
+such a word is refused in an id holding Latin letters (:data:`LOOKS_LATIN`, TR39's confusables of Latin letters in
+Cyrillic, Greek and Armenian). Digits, punctuation, symbols, emoji and combining marks (scripts Common and
+Inherited) go with any. A look-alike written wholly in another script ('рау', Cyrillic) is not told by this rule:
+that needs TR39's confusables table."""
 
 from __future__ import annotations
 
@@ -38,14 +43,28 @@ def script(ch: str) -> str:
     return unicodedata.name(ch, "UNNAMED").split()[0].title()
 
 
-def mixed(value: str) -> tuple[int, int] | None:
-    """(the positions of two letters of ``value`` of scripts that do not go together, the first of the one, the
-    first of the other to go with none before it), or None: the letters are of one script, or Latin with Japanese,
-    Korean or Chinese (TR39's highly restrictive)."""
+# letters of Cyrillic, Greek and Armenian that TR39's confusables table takes for Latin ones (a list, not the table)
+LOOKS_LATIN = frozenset("\u0430\u0441\u0501\u0435\u04bb\u0456\u0458\u04cf\u043e\u0440\u051b\u0455\u051d\u0445\u0443\u04af"
+                        "\u0410\u0412\u0421\u0415\u041d\u0406\u0408\u041a\u041c\u041e\u0420\u0405\u0422\u0425\u0423\u04ae"
+                        "\u051a\u051c\u04c0"
+                        "\u03bf\u03bd\u03b1\u03b9\u03c1\u03c5\u03b3\u03c7\u03f2\u03f3"
+                        "\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7"
+                        "\u0585\u057d\u0570\u0578\u0566\u0555\u054d")
+
+
+def words(value: str) -> list[tuple[int, str]]:
+    """The words of ``value`` with their positions: runs of letters, marks and format characters (a joiner within
+    a word stays in it); digits, punctuation, symbols and spaces part them."""
+    return [(m.start(), m.group()) for m in regex.finditer(r"[\p{L}\p{M}\p{Cf}]+", value)]
+
+
+def _mixed_word(word: str) -> tuple[int, int] | None:
+    """TR39's highly restrictive rule on one word: the positions of two letters of scripts that do not go
+    together (the first of the one, the first of the other to go with none before it), or None."""
     latin: int | None = None  # the first Latin letter's position
     others: frozenset[str] | None = None  # what every non-Latin letter so far may be written with
     other = 0  # the position of the non-Latin letter that last narrowed them
-    for i, ch in enumerate(value):
+    for i, ch in enumerate(word):
         if not unicodedata.category(ch).startswith("L") or (name := script(ch)) in ANY:
             continue
         if name == "Latin":
@@ -63,6 +82,29 @@ def mixed(value: str) -> tuple[int, int] | None:
     return None
 
 
+def mixed(value: str) -> tuple[int, int] | None:
+    """(the positions in ``value`` of two letters of one word of scripts that do not go together), or None: each
+    word's letters are of one script, or Latin with Japanese, Korean or Chinese (TR39's highly restrictive)."""
+    for at, word in words(value):
+        if (pair := _mixed_word(word)) is not None:
+            return at + pair[0], at + pair[1]
+    return None
+
+
+def looks_latin(value: str) -> tuple[int, int, int] | None:
+    """(the start and end of a word of ``value`` whose letters all look like Latin ones yet are not, and the
+    position of a Latin letter of ``value``), or None: in an id holding Latin letters, such a word ('ј' of 'ј.smith')
+    makes a look-alike of another id ('j.smith') that no word alone tells."""
+    latin = next((i for i, ch in enumerate(value) if ch.isalpha() and script(ch) == "Latin"), None)
+    if latin is None:
+        return None
+    for at, word in words(value):
+        letters = [ch for ch in word if unicodedata.category(ch).startswith("L")]
+        if letters and all(ch in LOOKS_LATIN for ch in letters):
+            return at, at + len(word), latin
+    return None
+
+
 _PICTURE = regex.compile(r"\p{Extended_Pictographic}")
 MODIFIERS = frozenset("\ufe0f\U0001f3fb\U0001f3fc\U0001f3fd\U0001f3fe\U0001f3ff")  # VS16, the skin tones
 
@@ -77,4 +119,4 @@ def emoji_joins(value: str, i: int) -> bool:
     return bool(before) and len(value[:i]) - len(before) <= 2 and bool(_PICTURE.fullmatch(before[-1]))
 
 
-__all__ = ["emoji_joins", "mixed", "script"]
+__all__ = ["LOOKS_LATIN", "emoji_joins", "looks_latin", "mixed", "script", "words"]
