@@ -165,3 +165,97 @@ def test_requests_held_past_the_bound_at_the_end_of_input_are_passed_on():
 
     anyio.run(run)
     assert [m.id for m in taken] == [*range(MAX_IN_FLIGHT), "s1", *range(MAX_IN_FLIGHT, CALLS)]
+
+
+class CountingLines:
+    """stdin's lines (no file descriptor: read by its own lines), counting those the reader took."""
+
+    def __init__(self, lines: list[bytes]):
+        self.lines, self.read = lines, 0
+
+    def __iter__(self):
+        for raw in self.lines:
+            self.read += 1
+            yield raw
+
+
+def read_for(lines, seconds: float, before: Callable[[], None] = lambda: None) -> list:
+    """The messages ``lines`` (a _Lines) passes on in ``seconds``, none of them answered; ``before()`` once open."""
+    taken: list = []
+
+    async def run() -> None:
+        async def read() -> None:
+            async for message in lines:
+                taken.append(message)
+
+        async with anyio.create_task_group() as tg:
+            lines.open(None)
+            before()
+            tg.start_soon(read)
+            await anyio.sleep(seconds)
+            tg.cancel_scope.cancel()
+
+    anyio.run(run)
+    return taken
+
+
+def test_the_bound_holds_again_once_the_server_cancels_its_request_to_the_client():
+    """A request of the server's that the client never answers is given up (its timeout, its tool cancelled) with
+    a notifications/cancelled: the reader went on waiting for its answer, the bound lifted for good, so every line
+    was read and each request held in memory however many the client wrote."""
+    from mcp_types import JSONRPCNotification, JSONRPCRequest
+
+    from sam_model.serve.stdio import _Lines
+
+    source = CountingLines([line({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "x"}})
+                            for i in range(4 * MAX_IN_FLIGHT)])
+    lines = _Lines(source)
+
+    def ask_then_give_up() -> None:
+        lines.asking(JSONRPCRequest(jsonrpc="2.0", id="s1", method="ping"))
+        lines.asking(JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled",
+                                          params={"requestId": "s1", "reason": "timed out"}))
+
+    taken = read_for(lines, 0.5, ask_then_give_up)
+    assert len(taken) == MAX_IN_FLIGHT
+    assert source.read <= MAX_IN_FLIGHT + 1, f"{source.read} lines read past a bound of {MAX_IN_FLIGHT}"
+    assert len(lines.held) <= 1  # the one line read ahead
+
+
+def test_requests_held_while_the_server_waits_on_the_client_are_bounded():
+    """While the server waits on a client that never answers, the client's new requests were held without bound
+    (each a line of any size, in memory). Past MAX_HELD each is answered at once with an error saying to send it
+    again, its id the request's, and the client's lines are still read (its answer may come)."""
+    from mcp_types import JSONRPCRequest
+
+    from sam_model.serve.stdio import MAX_HELD, _Lines
+
+    calls = MAX_IN_FLIGHT + MAX_HELD + 5
+    source = CountingLines([line({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "x"}})
+                            for i in range(calls)])
+    lines = _Lines(source)
+    sent: list = []
+
+    class Answers:
+        async def send(self, item) -> None:
+            sent.append(item.message)
+
+    taken: list = []
+
+    async def run() -> None:
+        async def read() -> None:
+            async for message in lines:
+                taken.append(message)
+
+        async with anyio.create_task_group() as tg:
+            lines.open(Answers())
+            lines.asking(JSONRPCRequest(jsonrpc="2.0", id="s1", method="ping"))  # never answered
+            tg.start_soon(read)
+            await anyio.sleep(1.0)
+            tg.cancel_scope.cancel()
+
+    anyio.run(run)
+    assert source.read == calls and len(taken) == MAX_IN_FLIGHT and len(lines.held) == MAX_HELD
+    assert [m.id for m in sent] == list(range(MAX_IN_FLIGHT + MAX_HELD, calls)), sent[:2]
+    said = sent[0].error.message
+    assert f"{MAX_HELD} requests wait" in said and "send it again" in said and "\n" not in said, said

@@ -13,6 +13,7 @@ from sam_model.io import unique_keys
 
 PARSE_ERROR = -32700  # JSON-RPC 2.0's code for a message that could not be parsed
 INVALID_REQUEST = -32600  # JSON-RPC 2.0's code for JSON that is no JSON-RPC message
+BUSY = -32000  # of JSON-RPC 2.0's server errors (-32000 to -32099): a request the server has no room for now
 
 
 class _TwiceError(ValueError):
@@ -54,6 +55,11 @@ def invalid_request(why: str, request_id: int | str | None = None) -> dict[str, 
     return _error(INVALID_REQUEST, "Invalid Request", why, request_id)
 
 
+def busy(why: str, request_id: int | str | None) -> dict[str, Any]:
+    """The JSON-RPC error answering a request the server has no room for now (``why``: one line, what to do)."""
+    return _error(BUSY, "Server busy", why, request_id)
+
+
 class _Ambiguous:
     """A key given twice: its value is neither of them."""
 
@@ -84,4 +90,4 @@ def id_of(message: str) -> int | str | None:
     return None
 
 
-__all__ = ["INVALID_REQUEST", "PARSE_ERROR", "id_of", "invalid_request", "key_twice", "parse_error"]
+__all__ = ["BUSY", "INVALID_REQUEST", "PARSE_ERROR", "busy", "id_of", "invalid_request", "key_twice", "parse_error"]

@@ -35,7 +35,7 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-from sam_model.serve.jsonrpc import id_of, invalid_request, key_twice, parse_error
+from sam_model.serve.jsonrpc import busy, id_of, invalid_request, key_twice, parse_error
 
 
 def refused(raw: bytes, number: int) -> tuple[str, str | None]:
@@ -55,6 +55,9 @@ def refused(raw: bytes, number: int) -> tuple[str, str | None]:
 
 DRAIN_S = 60.0  # at the end of input, how long the requests read before it may take to be answered
 MAX_IN_FLIGHT = 64  # requests read and not answered yet, before the next line is read: stdin's bytes wait in the pipe
+# requests read past MAX_IN_FLIGHT while the server waits on the client and held in memory; past it, each is answered
+# at once with an error (a client that never answers its server's requests would fill the memory otherwise)
+MAX_HELD = 1024
 
 
 def unread(line: str, number: int) -> tuple[Any, dict[str, Any] | None]:
@@ -104,9 +107,9 @@ class _Lines:
 
     stdin is read on a daemon thread of its own, one line ahead at most while the bound holds: with
     :data:`MAX_IN_FLIGHT` requests unanswered the next lines wait in the pipe. Except while the server waits on the
-    client (a tool's sampling, elicitation or ping: a request the server sent, not answered yet): then the lines are
-    read on, the client's answers and notifications passed on at once and its new requests held, in order, until
-    the bound lets them through. The bound held every line, so 64 tools waiting on the client's answers stopped the
+    client (a tool's sampling, elicitation or ping: a request the server sent, not answered nor cancelled yet): then
+    the lines are read on, the client's answers and notifications passed on at once and its new requests held, in
+    order, until the bound lets them through; past :data:`MAX_HELD` held, a new one is answered with an error. The bound held every line, so 64 tools waiting on the client's answers stopped the
     reader from reading them: none was ever answered. The thread is a daemon's so that a stop other than the end of
     input (a signal) is not held up by a read that waits on the client for ever."""
 
@@ -137,10 +140,16 @@ class _Lines:
             self._changed()
 
     def asking(self, message: Any) -> None:
-        """``message`` goes to stdout: a request of the server's is one the client's answer to must be read."""
+        """``message`` goes to stdout: a request of the server's is one the client's answer to must be read; the
+        server's cancel of one (it gave up: its timeout, its tool cancelled) is one no answer is waited for any more.
+        It was waited for still, so a client that never answered lifted the bound for good."""
         if isinstance(message, JSONRPCRequest):
             self.asked.add(message.id)
-            self._changed()
+        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            self.asked.discard((message.params or {}).get("requestId"))  # type: ignore[arg-type]
+        else:
+            return
+        self._changed()
 
     def _changed(self) -> None:
         """Something the reader waits on changed: wake it, and open or close the thread's gate."""
@@ -218,6 +227,10 @@ class _Lines:
         if answer is not None:
             return None, answer
         if isinstance(message, JSONRPCRequest) and (self.held or len(self.unanswered) >= MAX_IN_FLIGHT):
+            if len(self.held) >= MAX_HELD:
+                return None, busy(f"line {number}: {MAX_HELD} requests wait already, read while the server waits on "
+                                  "your answer to its request (sampling, elicitation, a ping); send it again once "
+                                  "earlier ones are answered; nothing of this line was run", message.id)
             self.held.append(message)
             self._changed()
             return None, None
