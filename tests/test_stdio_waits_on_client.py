@@ -259,3 +259,28 @@ def test_requests_held_while_the_server_waits_on_the_client_are_bounded():
     assert [m.id for m in sent] == list(range(MAX_IN_FLIGHT + MAX_HELD, calls)), sent[:2]
     said = sent[0].error.message
     assert f"{MAX_HELD} requests wait" in said and "send it again" in said and "\n" not in said, said
+
+
+def test_the_reader_thread_ends_with_its_input_after_the_server_stops():
+    """The server stopped (a signal, a cancel) with the bound full: the reader thread waited on its gate for ever,
+    past the end of its input, one thread left per server run in the process."""
+    to_server_r, to_server_w = os.pipe()
+    before = set(threading.enumerate())
+    os.write(to_server_w, b"".join(line({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "x"}})
+                                   for i in range(MAX_IN_FLIGHT + 3)))
+
+    async def serve() -> None:
+        stdout = anyio.wrap_file(io.TextIOWrapper(open(os.devnull, "wb"), encoding="utf-8"))
+        async with strict_stdio(os.fdopen(to_server_r, "rb"), stdout) as (read_stream, write_stream):
+            async with write_stream:  # closed as the server closes it when it stops
+                with anyio.fail_after(10):
+                    for _ in range(MAX_IN_FLIGHT):  # read, never answered: the bound is full
+                        await read_stream.receive()
+                await anyio.sleep(0.2)
+
+    anyio.run(serve)
+    readers = [t for t in set(threading.enumerate()) - before if t.name == "sam-serve stdin"]
+    assert len(readers) == 1
+    os.close(to_server_w)  # the end of input
+    readers[0].join(5)
+    assert not readers[0].is_alive(), "the reader thread outlived its input"

@@ -124,6 +124,7 @@ class _Lines:
         self.ended = False  # the thread read the end of input (or stdin failed)
         self.changed = anyio.Event()
         self.gate = threading.Event()  # set: the thread may read the next line
+        self.stopped = False  # the server stopped: the thread reads no further line
 
     def open(self, answers: Any) -> None:
         """The SDK's write stream is open: lines may be read and answered."""
@@ -156,10 +157,16 @@ class _Lines:
         self.changed.set()
         self.changed = anyio.Event()
         full = len(self.unanswered) + len(self.held) >= MAX_IN_FLIGHT and not self.asked
-        if self.incoming or full:
+        if (self.incoming or full) and not self.stopped:
             self.gate.clear()
         else:
             self.gate.set()
+
+    def stop(self) -> None:
+        """The server stopped: the thread ends at its next line or the end of input, where it waited on its gate for
+        ever (the bound full), one thread left per server run in the process."""
+        self.stopped = True
+        self.gate.set()
 
     def _arrived(self, raw: bytes | None) -> None:
         """On the event loop: the thread read ``raw`` (None: the end of input)."""
@@ -175,6 +182,8 @@ class _Lines:
             for raw in _raw_lines(self.source):
                 from_thread.run_sync(self._arrived, raw, token=token)
                 self.gate.wait()
+                if self.stopped:
+                    return
             from_thread.run_sync(self._arrived, None, token=token)
         except Exception:  # noqa: BLE001 (the loop is gone: the server stopped, nothing to tell)
             return
@@ -316,6 +325,7 @@ async def strict_stdio(source: BinaryIO | None = None, stdout: Any = None) -> As
                     yield receiver, _Answers(write_stream, lines)
                 finally:
                     done.set()
+                    lines.stop()
                     tg.cancel_scope.cancel()
     finally:
         if release is not None:
