@@ -289,11 +289,14 @@ class MemoryStore(StoreSearch, StoreFiles):
                 if (episode_id is None or self.index.episode_of(i) == episode_id) and (within is None or i in within)]
 
     @locked
-    def holds_scope(self, name: str, value: Any) -> bool:
-        """Whether a memory is stored under exactly this ``user_id``, ``agent_id`` or ``run_id`` value: a scope no
-        add may name any more (limits.scope_flaw) is still read and erased where it holds memories (limits.check_scope's
-        ``held``), as it was written, never another id."""
-        return bool(self._scopes.get((name, value)))
+    def holds_scope(self, name: str, value: Any, within: Mapping[str, Any] | None = None) -> bool:
+        """Whether a memory is stored under exactly this ``user_id``, ``agent_id`` or ``run_id`` value (and the
+        other scopes of ``within`` given, not None): a scope no add may name any more (limits.scope_flaw) is still
+        read and erased where it holds memories (limits.check_scope's ``held``), as it was written, never another
+        id. ``within``: held by another user's memories alone, the value is as one nobody holds, so a caller naming
+        it beside their own user_id learns no other's scope name."""
+        scopes = {**{n: None for n in ("user_id", "agent_id", "run_id")}, **(within or {}), name: value}
+        return bool(self._within(scopes["user_id"], scopes["agent_id"], scopes["run_id"]))
 
     @locked
     def has_episode(self, episode_id: Any, user_id: str | None = None, agent_id: str | None = None,

@@ -203,3 +203,30 @@ def test_an_update_over_http_of_a_memory_under_an_old_id_is_taken(tmp_path, monk
     assert r.status_code == 200, r.text
     assert [m["memory"] for m in memory.get_all(user_id=old_id)["results"]] == ["my card ends 9999"]
     tenants.close()
+
+
+def test_a_read_naming_another_users_old_flawed_scope_answers_as_for_one_nobody_holds(tmp_path, monkeypatch):
+    """An old flawed value is taken where memories are held under it. Held anywhere in the store, it was taken for
+    every caller: bob, naming agent_id 'аgent' (its a Cyrillic) beside his user_id, got an empty list where alice
+    held memories under it and a refusal where nobody did, so he learned her scope's name. Now it is taken where
+    memories are held under it within the other scopes given."""
+    agent = "\u0430gent"
+    with monkeypatch.context() as before:
+        before.setattr(scoped_module, "check_scope", lambda value, name: value)
+        before.setattr(store_module, "check_scope_characters", lambda value, name: value)
+        old = ScopedMemory(HashingEncoder(16))
+        mid = old.add("my card ends 4242", user_id="alice", agent_id=agent)["results"][0]["id"]
+        old.add("I fly on Monday", user_id="bob")
+        old.save(tmp_path / "m")
+    memory = ScopedMemory.load(tmp_path / "m", HashingEncoder(16))
+    assert [r["memory"] for r in memory.get_all(user_id="alice", agent_id=agent)["results"]] == ["my card ends 4242"]
+    for probe in (agent, "b\u043egus"):  # alice's, and one nobody holds: one answer
+        with pytest.raises(ValueError, match="no memory is stored under it as written"):
+            memory.get_all(user_id="bob", agent_id=probe)
+        with pytest.raises(ValueError, match="no memory is stored under it as written"):
+            memory.search("card", user_id="bob", agent_id=probe)
+        with pytest.raises(ValueError, match="no memory is stored under it as written"):
+            memory.delete_all(user_id="bob", agent_id=probe)
+    with pytest.raises(ValueError, match="no memory is stored under it as written"):
+        memory.update(mid, "x", user_id="bob", agent_id=agent)
+    assert memory.get(mid, user_id="alice", agent_id=agent)["memory"] == "my card ends 4242"

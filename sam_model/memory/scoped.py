@@ -176,11 +176,14 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
 
     @staticmethod
     def _scopes(user_id, agent_id, run_id, need: bool = True, all_scopes: bool = False,
-                verb: str = "search", held: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
-        """The scopes, checked (check_scope). ``held(name, value)``: whether a value no add may name any more still
-        holds memories, which a read or a delete then takes as written (:meth:`_held`); an add passes none."""
-        for name, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
-            check_scope(v, name) if held is None else check_scope(v, name, functools.partial(held, name))
+                verb: str = "search", held: Callable[[str, Mapping[str, Any], str], bool] | None = None
+                ) -> dict[str, Any]:
+        """The scopes, checked (check_scope). ``held(name, scopes given, value)``: whether a value no add may name
+        any more still holds memories within the other scopes given, which a read or a delete then takes as written
+        (:meth:`_held`); an add passes none."""
+        given = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        for name, v in given.items():  # held within the other scopes given (the caller's own user_id)
+            check_scope(v, name) if held is None else check_scope(v, name, functools.partial(held, name, given))
         if not isinstance(all_scopes, bool):  # "false" is truthy: a string must not widen a search to every user
             raise TypeError(f"all_scopes must be true or false, got {all_scopes!r}")
         if user_id is None and agent_id is None and run_id is None:
@@ -190,11 +193,12 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
                 raise ValueError(NO_SCOPE.format(verb))
         return {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
 
-    def _held(self, name: str, value: str) -> bool:
-        """Whether the store holds memories under exactly this scope value: a read or delete naming a value saved
-        before its rule came (limits.scope_flaw) reaches them as written, so their user can still list, export and
-        erase them; an add under it stays refused, and no other id is reached."""
-        return self.store.holds_scope(name, value)
+    def _held(self, name: str, given: Mapping[str, Any], value: str) -> bool:
+        """Whether the store holds memories under exactly this scope value, within the other scopes ``given``: a
+        read or delete naming a value saved before its rule came (limits.scope_flaw) reaches them as written, so
+        their user can still list, export and erase them; an add under it stays refused, and no other id is
+        reached. Held by other users' memories alone, it was taken still, and told bob alice's scope name."""
+        return self.store.holds_scope(name, value, given)
 
     def _scoped_filters(self, scopes: dict[str, Any], filters: Mapping[str, Any] | None, all_scopes: bool,
                         verb: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -352,7 +356,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         places = (self._owners[memory_id] if memory_id in self._owners  # a deleted memory's: its id places them,
                   else str(memory_id).rpartition("#")[0].split("/") + [""] * 3)  # or kept for an older save's id
         # a value no add may name is taken where it is this memory's own (a deleted one's history is still its user's)
-        scopes = self._scopes(user_id, agent_id, run_id, need=False, held=lambda name, v: self._held(name, v) or (
+        scopes = self._scopes(user_id, agent_id, run_id, need=False, held=lambda name, given, v: self._held(name, given, v) or (
             places is not None and places[SCOPE_KEYS.index(name)] == v))
         if any(v is not None for v in scopes.values()):
             if self.store.has(memory_id):  # its own scopes (an older store's episode names place them otherwise)
