@@ -284,3 +284,37 @@ def test_the_reader_thread_ends_with_its_input_after_the_server_stops():
     os.close(to_server_w)  # the end of input
     readers[0].join(5)
     assert not readers[0].is_alive(), "the reader thread outlived its input"
+
+
+def test_requests_held_at_the_end_of_input_wait_for_room_a_bounded_time(monkeypatch):
+    """The end of input with requests held and the bound full of tools waiting on the client, which can answer no
+    more: the reader waited for room for ever, so the server never stopped (nor saved). Now held requests wait up
+    to DRAIN_S after the end of input, then are passed on (they are read already: the bound saves no memory now),
+    and the reading ends."""
+    from mcp_types import JSONRPCRequest
+
+    import sam_model.serve.stdio as stdio
+
+    monkeypatch.setattr(stdio, "DRAIN_S", 0.3)
+    calls = MAX_IN_FLIGHT + 3
+    lines = stdio._Lines(io.BytesIO(b"".join(line({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                                                    "params": {"name": "x"}}) for i in range(calls))))
+    taken: list = []
+    finished = []
+
+    async def run() -> None:
+        async def read() -> None:
+            async for message in lines:
+                taken.append(message)
+            finished.append(True)
+
+        async with anyio.create_task_group() as tg:
+            lines.open(None)
+            lines.asking(JSONRPCRequest(jsonrpc="2.0", id="s1", method="ping"))  # never answered
+            tg.start_soon(read)
+            await anyio.sleep(3)
+            tg.cancel_scope.cancel()
+
+    anyio.run(run)
+    assert [m.id for m in taken] == list(range(calls)), [m.id for m in taken][-4:]
+    assert finished, "the reading never ended after the end of input"

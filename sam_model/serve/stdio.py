@@ -14,6 +14,7 @@ are answered, fd 0 and 1 diverted while serving) is the SDK's own."""
 from __future__ import annotations
 
 import codecs
+import math
 import os
 import sys
 import threading
@@ -122,6 +123,7 @@ class _Lines:
         self.incoming: deque[bytes] = deque()  # lines read by the thread, not looked at yet
         self.held: deque[Any] = deque()  # the client's requests read past the bound, as read
         self.ended = False  # the thread read the end of input (or stdin failed)
+        self.ended_at: float | None = None  # when, on the event loop's clock
         self.changed = anyio.Event()
         self.gate = threading.Event()  # set: the thread may read the next line
         self.stopped = False  # the server stopped: the thread reads no further line
@@ -171,7 +173,7 @@ class _Lines:
     def _arrived(self, raw: bytes | None) -> None:
         """On the event loop: the thread read ``raw`` (None: the end of input)."""
         if raw is None:
-            self.ended = True
+            self.ended, self.ended_at = True, anyio.current_time()
         else:
             self.incoming.append(raw)
         self._changed()
@@ -203,7 +205,7 @@ class _Lines:
                          daemon=True).start()
         number = 0
         while True:
-            if self.held and len(self.unanswered) < MAX_IN_FLIGHT:
+            if self.held and (len(self.unanswered) < MAX_IN_FLIGHT or self._waited_out() <= 0):
                 message = self.held.popleft()
                 self._note(message)
                 self._changed()
@@ -221,8 +223,17 @@ class _Lines:
             elif self.ended and not self.held:  # held requests are passed on first
                 break
             else:
-                await self.changed.wait()
+                with anyio.move_on_after(self._waited_out()):
+                    await self.changed.wait()
         await self._drained()
+
+    def _waited_out(self) -> float:
+        """How long held requests may wait for room still: after the end of input, up to :data:`DRAIN_S`, then they
+        are passed on past the bound (read already, they hold no more memory so), where the reader waited for ever
+        on tools waiting on a client that could answer no more, and the server never stopped nor saved."""
+        if self.ended_at is None:
+            return math.inf
+        return self.ended_at + DRAIN_S - anyio.current_time()
 
     def _take(self, raw: bytes, number: int) -> tuple[Any, dict[str, Any] | None]:
         """(the message to pass on now, None), (None, the error answering it) or (None, None): a blank line, or a
