@@ -128,3 +128,40 @@ def test_the_readme_snippet_runs_as_written(tmp_path, monkeypatch):
         asyncio.run(ran)
     said = [r["memory"] for r in names["memory"].get_all(user_id="mia", agent_id="freight-desk", limit=None)["results"]]
     assert said[0] == "Where is container MSCU1234567?" and any("held at customs" in m for m in said), said
+
+
+def test_two_threads_binding_one_session_id_to_two_users_one_is_refused():
+    """Two requests restoring one session id for two users at once (two web worker threads): one binds it, the
+    other is refused. The bind looked the id up, then stored the user: a thread switch between the two let both
+    pass, and the session ran as the user bound last, its runs reading that user's memories. The window is widened
+    here by a look-up that yields (a thread may be switched out there at any time)."""
+    import threading
+    import time
+
+    class Yielding(dict):
+        def get(self, *args):
+            found = super().get(*args)
+            time.sleep(0.05)  # the other thread runs here, as a switch of the interpreter's lets it
+            return found
+
+    sam = SAMContextProvider(ScopedMemory(HashingEncoder(16)), agent_id="desk")
+    sam._users = Yielding()
+    agent = _agent(ScriptedClient([]), sam)
+    sessions = {user: agent.create_session(session_id="s-1") for user in ("mia", "ben")}  # one id, restored twice
+    outcome: dict[str, str] = {}
+
+    def bind(user: str) -> None:
+        try:
+            sam.bind(sessions[user], user)
+            outcome[user] = "bound"
+        except ValueError as exc:
+            outcome[user] = str(exc)
+
+    threads = [threading.Thread(target=bind, args=(user,)) for user in ("mia", "ben")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(v == "bound" for v in outcome.values()) == [False, True], outcome
+    winner = next(u for u, v in outcome.items() if v == "bound")
+    assert all(sam.scopes(s)["user_id"] == winner for s in sessions.values())

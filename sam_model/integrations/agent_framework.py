@@ -85,11 +85,12 @@ class SAMContextProvider:
         if not user_id:
             raise ValueError("SAMContextProvider.bind: give the session's user_id (a session of no user would read "
                              "and store no one's memories)")
-        held = self._users.get(session.session_id, self.user_id)
-        if held is not None and held != user_id:
+        # one step, setdefault, checks and fixes the user: a look-up then a store let two threads binding one
+        # session id to two users at once both pass, and a run of the one bound first read the other's memories
+        held = self.user_id if self.user_id is not None else self._users.setdefault(session.session_id, user_id)
+        if held != user_id:
             raise ValueError(f"SAMContextProvider.bind: session {session.session_id!r} is user {held!r}'s; a "
                              "session's user is fixed: make a new session for another user")
-        self._users[session.session_id] = user_id
 
     def scopes(self, session: Any) -> dict[str, str | None]:
         """The scopes of a run of ``session``: its user's (refused when it has none), the provider's agent and run."""
