@@ -164,3 +164,27 @@ def test_the_readmes_save_line_runs_on_a_real_agent(tmp_path):
         eval(line, {"json": json, "session": session, "agent": agent, "f": f})
     chat_policy = json.loads((tmp_path / "s.json").read_text())["instructions"]
     assert chat_policy == "You run an exceptions desk."
+
+
+@needs_maf
+def test_a_history_file_of_an_encoded_session_id_is_named_by_the_id(tmp_path):
+    """A FileHistoryProvider writes a session id with capitals or a colon (``Mia:Ticket-42``) as ``~session-`` and
+    its base32: the file was read as a conversation named ``_session-jvuw...``, where the same session saved with
+    to_dict() is named by its id. Both now name it alike."""
+    from agent_framework import Agent, FileHistoryProvider
+    from maf_fake import ScriptedClient, call, say
+
+    async def run(providers: list) -> dict:
+        agent = Agent(client=ScriptedClient([call("c1", "lookup", {"q": "TRK1"}), say("held")]), instructions="x",
+                      context_providers=providers)
+        session = agent.create_session(session_id="Mia:Ticket-42")
+        await agent.run("Where is TRK1?", session=session)
+        return session.to_dict()
+
+    (tmp_path / "s.json").write_text(json.dumps(asyncio.run(run([]))))
+    asyncio.run(run([FileHistoryProvider(tmp_path / "history")]))
+    [written] = (tmp_path / "history").iterdir()
+    assert written.name.startswith("~session-")  # the provider's own encoding of the id
+    named = {path: {e["episode_id"] for e in iter_transcript_events(path)}
+             for path in (tmp_path / "s.json", written, tmp_path / "history")}
+    assert named[written] == named[tmp_path / "history"] == named[tmp_path / "s.json"], named

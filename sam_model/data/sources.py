@@ -686,7 +686,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # followed by more of the step's output reads as printed (the code's own lines that open with spaces, a DataFrame's
 # header, read as that memory's went into the marker, lost); one followed by a line of no indent, or the code's last
 # output, is the marker still. Everything else converts byte for byte.
-CONVERSION_VERSION = 208
+# 209: a FileHistoryProvider's file of an encoded session id (~session-<base32>.jsonl: capitals, a colon) is named
+# by the session's id, as its session's .json is (it was named by the file: "_session-..."). Every other file,
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 209
 
 
 @dataclass(frozen=True)

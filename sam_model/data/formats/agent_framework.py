@@ -19,6 +19,7 @@ become OpenAI chat messages, read by :mod:`.chat`.
 
 from __future__ import annotations
 
+import base64
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +31,8 @@ from sam_model.io import json_type
 DEFAULT_SOURCE = "in_memory"  # InMemoryHistoryProvider.DEFAULT_SOURCE_ID: the history an agent keeps unasked
 EXCEPTION = "exception"  # a function_result's field the framework sets (to a marker) when the call raised
 READ = ("text", "function_call", "function_result")
+ENCODED = "~session-"  # a FileHistoryProvider's (and FileSessionStore's) file stem of a session id it encodes
+DIGEST = "sha256-"  # after ENCODED: the id was too long to encode in a file name, its digest names the file
 
 
 def is_message(m: Any) -> bool:
@@ -64,6 +67,21 @@ def messages_of(session: Mapping[str, Any], where: str) -> list[Any]:
             "InMemoryHistoryProvider (or store=False) to keep it in the session" if service else
             ": save the session after a run of an agent with a history provider (the default InMemoryHistoryProvider)"))
     return dict(held).get(DEFAULT_SOURCE, held[0][1])
+
+
+def session_of_file(stem: str) -> str:
+    """The session id a ``FileHistoryProvider``'s file is named by, its ``stem``: an id of other characters than
+    lowercase letters, digits, ``.``, ``_`` and ``-`` (``Mia:Ticket-42``) is written ``~session-`` and its UTF-8 in
+    lowercase base32 without padding, read back here: its conversation was named ``_session-jvuw...`` where the
+    session's own ``.json`` names it by its id. An id too long for a file name is written as its digest, which
+    cannot be read back: the stem names it."""
+    code = stem.removeprefix(ENCODED)
+    if code == stem or code.startswith(DIGEST):
+        return stem
+    try:
+        return base64.b32decode(code.upper() + "=" * (-len(code) % 8)).decode("utf-8")
+    except ValueError:  # not base32 of UTF-8 (binascii.Error, UnicodeDecodeError): a name of the app's own
+        return stem
 
 
 def policy(session: Mapping[str, Any], where: str) -> str:

@@ -687,7 +687,7 @@ def _message_lines(p: Path, docs: list[tuple[Any, str]]) -> Item:
         if not agent_framework.is_message(doc):
             return TranscriptFormatError(where, "not an Agent Framework message {\"type\": \"message\", \"role\", "
                                                 "\"contents\"}: a FileHistoryProvider's file holds one a line")
-    name = _stem(p).removesuffix(".jsonl")
+    name = agent_framework.session_of_file(_stem(p).removesuffix(".jsonl"))
     return Conversation(episode_id_of(name), [doc for doc, _ in docs], str(p), episode_id_of(name), "agent-framework")
 
 
