@@ -188,3 +188,33 @@ def test_a_history_file_of_an_encoded_session_id_is_named_by_the_id(tmp_path):
     named = {path: {e["episode_id"] for e in iter_transcript_events(path)}
              for path in (tmp_path / "s.json", written, tmp_path / "history")}
     assert named[written] == named[tmp_path / "history"] == named[tmp_path / "s.json"], named
+
+
+@needs_maf
+def test_an_apps_folder_of_a_session_store_and_a_history_providers_files(tmp_path):
+    """An agent with a FileHistoryProvider whose sessions a FileSessionStore saves: the snapshots hold no messages
+    (the provider's state is empty: its files hold them). The app's folder of both was refused whole at the first
+    snapshot, telling to save the session after a run of an agent with a history provider, which it was; now each
+    session is read once, from its history file, and the snapshots alone are refused naming those files."""
+    from agent_framework import Agent, FileHistoryProvider, FileSessionStore
+    from maf_fake import ScriptedClient, call, say
+
+    async def run() -> None:
+        history, store = FileHistoryProvider(tmp_path / "app" / "history"), FileSessionStore(tmp_path / "app" / "sessions")
+        for sid in ("Mia:Ticket-42", "ship-2"):  # one id the provider encodes in its file's name, one it does not
+            agent = Agent(client=ScriptedClient([call("c1", "lookup", {"q": "TRK1"}), say("held")]), instructions="x",
+                          context_providers=[history])
+            session = agent.create_session(session_id=sid)
+            await agent.run("Where is TRK1?", session=session)
+            await store.set(sid, session)
+
+    asyncio.run(run())
+    report = ImportReport()
+    events = list(iter_transcript_events(tmp_path / "app", report=report))
+    assert report.formats == {"agent-framework": 2}
+    assert sorted({e["episode_id"] for e in events}) == ["Mia_Ticket-42", "ship-2"]
+    assert sum(e["kind"] == "action" for e in events) == 2  # each session's call once
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(tmp_path / "app" / "sessions"))
+    assert "FileHistoryProvider" in str(err.value) and "'file_history'" in str(err.value)
+    assert "\n" not in str(err.value)

@@ -689,7 +689,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 209: a FileHistoryProvider's file of an encoded session id (~session-<base32>.jsonl: capitals, a colon) is named
 # by the session's id, as its session's .json is (it was named by the file: "_session-..."). Every other file,
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 209
+# 210: a folder holding an app's FileSessionStore snapshots and its FileHistoryProvider's files reads each session
+# once, from its history file (the snapshots hold no messages: the folder was refused at the first); a snapshot alone
+# is refused naming the FileHistoryProvider's files. Every converted file, examples/logs and tests/fixtures convert
+# byte for byte.
+CONVERSION_VERSION = 210
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ become OpenAI chat messages, read by :mod:`.chat`.
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from sam_model.data.formats import chat
@@ -65,8 +66,22 @@ def messages_of(session: Mapping[str, Any], where: str) -> list[Any]:
                                                        "'messages'])" + (
             f": the service keeps this session's history (service_session_id {service!r}); run the agent with an "
             "InMemoryHistoryProvider (or store=False) to keep it in the session" if service else
-            ": save the session after a run of an agent with a history provider (the default InMemoryHistoryProvider)"))
+            f": its providers ({', '.join(map(repr, session['state']))}) keep none in it: a FileHistoryProvider "
+            "keeps them in its folder, a <session_id>.jsonl a session: give that file or folder" if session["state"]
+            else ": save the session after a run of an agent with a history provider (the default "
+                 "InMemoryHistoryProvider)"))
     return dict(held).get(DEFAULT_SOURCE, held[0][1])
+
+
+def kept_in(session: Any, stems: Collection[str]) -> bool:
+    """Whether ``session`` (a FileSessionStore's snapshot) holds no messages because a FileHistoryProvider's file
+    among ``stems`` (file names without .jsonl) keeps them: an app's folder of both was refused whole, naming the
+    snapshot, where the file beside it held the conversation."""
+    if not is_session(session) or not isinstance(sid := session["session_id"], str) or any(
+            isinstance(v, Mapping) and isinstance(v.get("messages"), list) for v in session["state"].values()):
+        return False
+    return not stems.isdisjoint({sid, ENCODED + base64.b32encode(sid.encode()).decode().rstrip("=").lower(),
+                                 ENCODED + DIGEST + hashlib.sha256(sid.encode()).hexdigest()})
 
 
 def session_of_file(stem: str) -> str:

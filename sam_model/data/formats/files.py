@@ -914,10 +914,13 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                 if on_file is not None:
                     on_file(q)
         elif kind in ("adk", "adk-db", "agents-db", "agent-framework"):  # a session's dump a file (its sessions a line each, or a database of them),
-            # named by its user, app and id
+            # named by its user, app and id; an Agent Framework session whose FileHistoryProvider's file the folder
+            # holds is read from that file
+            stems = {_stem(q).removesuffix(".jsonl") for q in found.get(MAF_HISTORY, ())}
             for q in paths:
                 for doc, where in documents(q):
-                    yield _item(doc, where, seen, format, "", "", alone=True)
+                    if not (kind == "agent-framework" and agent_framework.kept_in(doc, stems)):
+                        yield _item(doc, where, seen, format, "", "", alone=True)
                 if on_file is not None:
                     on_file(q)
         elif kind == MAF_HISTORY:  # a FileHistoryProvider's file each: a session's messages, named by the file
