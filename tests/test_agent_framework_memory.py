@@ -165,3 +165,18 @@ def test_two_threads_binding_one_session_id_to_two_users_one_is_refused():
     assert sorted(v == "bound" for v in outcome.values()) == [False, True], outcome
     winner = next(u for u, v in outcome.items() if v == "bound")
     assert all(sam.scopes(s)["user_id"] == winner for s in sessions.values())
+
+
+@pytest.mark.parametrize("words", ["", "   "])
+def test_a_blank_input_neither_fails_the_run_nor_loses_its_turn(words):
+    """A chat box sent empty (agent.run("")): ScopedMemory.add refuses a batch holding a blank message, so after_run
+    raised once the model had answered; the run's reply was lost and the session's history (saved after this
+    provider's after_run) missed the turn. The blank message is no memory: the reply is stored, the history kept."""
+    memory = ScopedMemory(HashingEncoder(16))
+    sam = SAMContextProvider(memory, agent_id="desk", user_id="mia")
+    agent = _agent(ScriptedClient([say("How can I help with your shipment?")]), sam)
+    session = agent.create_session()
+    result = asyncio.run(agent.run(words, session=session))
+    assert result.text == "How can I help with your shipment?"
+    assert _stored(memory, "mia") == ["How can I help with your shipment?"]
+    assert len(session.state["in_memory"]["messages"]) == 2  # the turn, as the agent keeps it

@@ -57,6 +57,21 @@ def _words(messages: Sequence[Any]) -> str:
                      if getattr(c, "type", None) == "text" and isinstance(t := getattr(c, "text", None), str) and t)
 
 
+def _storable(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """The run's messages as ``Message.to_dict()`` writes them, less their blank text contents and the messages left
+    with none: a blank input (a chat box sent empty, ``agent.run("")``) is no memory, and ScopedMemory.add refuses a
+    batch holding one (NoTextError), so after_run raised after the model had answered: the run's reply was lost, and
+    the session's history, which its provider saves after this one's after_run, missed the turn."""
+    out = []
+    for m in messages:
+        d = m.to_dict()
+        d["contents"] = [c for c in d.get("contents") or () if not (
+            c.get("type") == "text" and not (isinstance(c.get("text"), str) and c["text"].strip()))]
+        if d["contents"]:
+            out.append(d)
+    return out
+
+
 class SAMContextProvider:
     """Agent Framework's context provider over a ScopedMemory (the module doc)."""
 
@@ -116,6 +131,6 @@ class SAMContextProvider:
     async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
         scopes = self.scopes(session)
         response = context.response
-        new = [*context.input_messages, *(response.messages if response is not None else ())]
+        new = _storable([*context.input_messages, *(response.messages if response is not None else ())])
         if new:
-            await asyncio.to_thread(self.memory.add, [m.to_dict() for m in new], **scopes)
+            await asyncio.to_thread(self.memory.add, new, **scopes)
