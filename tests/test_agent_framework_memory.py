@@ -180,3 +180,30 @@ def test_a_blank_input_neither_fails_the_run_nor_loses_its_turn(words):
     assert result.text == "How can I help with your shipment?"
     assert _stored(memory, "mia") == ["How can I help with your shipment?"]
     assert len(session.state["in_memory"]["messages"]) == 2  # the turn, as the agent keeps it
+
+
+@tool
+def read_page(url: str) -> str:
+    """A web page, whole."""
+    return "page " * 30_000
+
+
+@pytest.mark.parametrize("case", ["input", "reply", "tool result"])
+def test_a_text_longer_than_a_memory_is_stored_cut_and_the_run_goes_on(case):
+    """A document pasted whole (150,000 characters), a reply as long, a web page a tool read: past MAX_TEXT_CHARS the
+    recall's query was refused before the model was called (the run failed), or the add was refused once it had
+    answered (the reply lost, the session's history missing the turn). Now the query holds the newest words, and the
+    text is stored cut as the importer cuts it."""
+    from sam_model.limits import MAX_TEXT_CHARS
+
+    long = "word " * 30_000
+    script = {"input": [say("Read it.")], "reply": [say(long)],
+              "tool result": [call("c1", "read_page", {"url": "https://x"}), say("Read it.")]}[case]
+    memory = ScopedMemory(HashingEncoder(16))
+    sam = SAMContextProvider(memory, agent_id="desk", user_id="mia")
+    agent = Agent(client=ScriptedClient(script), instructions="x", tools=[read_page], context_providers=[sam])
+    session = agent.create_session()
+    asyncio.run(agent.run(long if case == "input" else "Read https://x", session=session))
+    stored = _stored(memory, "mia")
+    assert len(session.state["in_memory"]["messages"]) == len(stored) == (4 if case == "tool result" else 2)
+    assert max(map(len, stored)) <= MAX_TEXT_CHARS and any("chars]" in m for m in stored), [m[-40:] for m in stored]

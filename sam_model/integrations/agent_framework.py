@@ -31,15 +31,19 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 from collections.abc import Sequence
 from typing import Any
 
+from sam_model.data.eventtexts import cut_text
+from sam_model.integrations.fitting import CUT_AT
 from sam_model.integrations.scopes import fixed_scopes, memories, numbered, user_filter
-from sam_model.limits import check_k, check_scope
+from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope
 from sam_model.memory import ScopedMemory
 
 SOURCE = "sam_memory"  # the provider's source_id: its instructions' attribution, its (empty) state's key
 HEAD = "Memories of this user's earlier conversations (SAM), best first:"
+log = logging.getLogger(__name__)
 
 
 def _framework() -> Any:
@@ -57,15 +61,31 @@ def _words(messages: Sequence[Any]) -> str:
                      if getattr(c, "type", None) == "text" and isinstance(t := getattr(c, "text", None), str) and t)
 
 
+def _fitted(content: dict[str, Any]) -> dict[str, Any]:
+    """A content with a text or result past MAX_TEXT_CHARS cut as the importer cuts it (:mod:`.fitting`), said in a
+    warning: ScopedMemory refuses such a message, and after_run raised once the model had answered (a document
+    pasted whole, a web page a tool read)."""
+    out = dict(content)
+    for key in ("text", "result"):
+        if isinstance(out.get(key), str) and len(out[key]) > MAX_TEXT_CHARS:
+            log.warning("SAMContextProvider: a %s content of %s characters, more than a memory holds (%s): stored "
+                        "cut to %s", out.get("type"), f"{len(out[key]):,}", f"{MAX_TEXT_CHARS:,}", f"{CUT_AT:,}")
+            out[key] = cut_text(out[key], CUT_AT)
+    if isinstance(out.get("items"), list):
+        out["items"] = [_fitted(i) if isinstance(i, dict) else i for i in out["items"]]
+    return out
+
+
 def _storable(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """The run's messages as ``Message.to_dict()`` writes them, less their blank text contents and the messages left
-    with none: a blank input (a chat box sent empty, ``agent.run("")``) is no memory, and ScopedMemory.add refuses a
-    batch holding one (NoTextError), so after_run raised after the model had answered: the run's reply was lost, and
-    the session's history, which its provider saves after this one's after_run, missed the turn."""
+    with none, their long texts cut (:func:`_fitted`): a blank input (a chat box sent empty, ``agent.run("")``) is
+    no memory, and ScopedMemory.add refuses a batch holding one (NoTextError), so after_run raised after the model
+    had answered: the run's reply was lost, and the session's history, which its provider saves after this one's
+    after_run, missed the turn."""
     out = []
     for m in messages:
         d = m.to_dict()
-        d["contents"] = [c for c in d.get("contents") or () if not (
+        d["contents"] = [_fitted(c) for c in d.get("contents") or () if not (
             c.get("type") == "text" and not (isinstance(c.get("text"), str) and c["text"].strip()))]
         if d["contents"]:
             out.append(d)
@@ -124,7 +144,9 @@ class SAMContextProvider:
 
     async def before_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
         scopes = self.scopes(session)
-        hits = await asyncio.to_thread(self.recall, scopes, _words(context.input_messages))
+        # the newest words a query holds (MAX_TEXT_CHARS): a longer input (a document pasted whole) was refused as a
+        # query, and the run failed before the model was called
+        hits = await asyncio.to_thread(self.recall, scopes, _words(context.input_messages)[-MAX_TEXT_CHARS:])
         if hits:
             context.extend_instructions(self.source_id, f"{HEAD} ({memories(len(hits))})\n{numbered(hits)}")
 
