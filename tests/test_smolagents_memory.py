@@ -301,8 +301,10 @@ def test_a_recall_is_stored_as_its_call_and_a_marker_not_as_the_memories_again(a
 
 def test_only_a_recall_the_callbacks_user_could_be_given_is_left_out(adapter):
     """A recall of another store (not this store's memories) or of another user of the same store (what it gave says
-    nothing in this user's scope) is stored as it is, and "No memories found." (no memory's copy) too; a shared
-    tool's recall (no user's memories, given to every user) is left out as the user's own is."""
+    nothing in this user's scope) is stored as it is, and "No memories found." (no memory's copy) too. A shared
+    tool's recall (no user's memories) is stored as it is in a user's scope, where no search of hers finds those
+    memories (it was left out, lost from her scope; the shared tool never reads her copy), and left out by a
+    callback of no user's, whose scope holds them."""
     store, other = ScopedMemory(HashingEncoder(64)), ScopedMemory(HashingEncoder(64))
     other.add("Ola's employee id is EMP-77001", user_id="ola")
     store.add("Ola's badge is B-12", user_id="ola")
@@ -323,7 +325,12 @@ def test_only_a_recall_the_callbacks_user_could_be_given_is_left_out(adapter):
     texts = [text for _, text in listed(store, user_id="mia")]
     assert f"other_recall: {elsewhere}" in texts and f"recall_memory: {adapter.NOTHING}" in texts, texts
     assert f"lookup: {olas}" in texts, texts
-    assert "recall_shared: [1 memory recalled: stored already]" in texts, texts
+    assert f"recall_shared: {shared}" in texts, texts
+    agent = Agent([adapter.SAMStepCallback(store, agent_id="hr")])  # the shared tool's own scope
+    agent.run("You are an HR assistant.", [{"task": "When are badges renewed?", "task_images": None},
+                                           _action(1, [("recall_shared", {"query": "badge"})], shared)], reset=True)
+    texts = [text for _, text in listed(store, agent_id="hr", filters={"user_id": {"eq": None}})]
+    assert "recall_shared: [1 memory recalled: stored already]" in texts and "May" not in "".join(texts[1:]), texts
 
 
 def test_a_recalls_text_inside_a_line_of_other_output_is_stored_as_it_is(adapter):
@@ -360,7 +367,8 @@ def test_other_users_recalls_between_do_not_make_a_users_recall_stored_again(ada
     texts = [text for _, text in listed(store, user_id="mia")]
     assert "recall_memory: [1 memory recalled: stored already]" in texts, texts
     for i in range(adapter.USERS + 10):
-        adapter._recalled(store, {"user_id": f"u{i}", "agent_id": None, "run_id": None}, "1. x", 1, "recall_memory")
+        adapter._recalled(store, f"u{i}", "[1 memory recalled by SAM]\n1. x",
+                          [{"memory": "x", "user_id": f"u{i}", "agent_id": None, "run_id": None}], "recall_memory")
     assert len(adapter._recalls[store]) == adapter.USERS and "mia" not in adapter._recalls[store]
 
 
@@ -382,7 +390,7 @@ def test_a_shared_tools_recall_for_one_user_leaves_another_users_tool_output_who
               reset=True)
     texts = [text for _, text in listed(store, user_id="mia")]
     assert f"policy: {said}" in texts, texts
-    assert "recall_faq: [1 memory recalled: stored already]" in texts, texts
+    assert f"recall_faq: {said}" in texts, texts  # the shared memory is news in her scope: stored as it is
 
 
 def test_a_users_recall_is_left_out_only_where_a_step_called_it_or_a_managed_agent(adapter):
@@ -407,29 +415,40 @@ def test_a_users_recall_is_left_out_only_where_a_step_called_it_or_a_managed_age
            "already]" in texts, texts
 
 
-def test_a_users_recall_is_left_out_only_where_its_tool_reads_the_callbacks_scopes(adapter):
-    """A user's recalls were kept by user alone: Mia's recall of her hr memories, in a step of her shop agent (its
-    callback of agent shop), was stored as the marker, where no search of the shop scope finds those memories: her
-    hr facts lost from it. A recall is left out only where its tool's agent_id and run_id are the callback's or none
-    (a tool of the user's agent beside a callback of one run: the copy would be found again by that tool)."""
-    def stored(tool: dict[str, str], **scopes: str) -> tuple[str, list[str]]:
+def test_a_recall_is_left_out_exactly_where_the_callbacks_scopes_find_its_memories(adapter):
+    """A recall is left out where a search of the callback's scopes finds each memory it returned, whatever the
+    tool's scopes. Kept by the tool's scopes, a user-wide tool's recall of Mia's hr memories in a step of her shop
+    agent was left out, where no shop search finds them (her hr facts lost from that scope), and her hr tool's recall
+    in a step of her user-wide callback stored again, found twice by her searches. A recall of both is stored as the
+    marker of those the scope holds and the others' lines, as the recall numbered them."""
+    def stored(tool: dict[str, str], scopes: dict[str, str], query: str, k: int = 1) -> tuple[str, list[str]]:
         store = ScopedMemory(HashingEncoder(64))  # a store each: its recalls of the same lines kept apart
         store.add("Mia's manager is r.okafor", user_id="mia", agent_id="hr", run_id="r0")
-        said = adapter.SAMRecallTool(store, user_id="mia", k=1, **tool)(query="manager")
+        store.add("Mia's shop order is SO-7", user_id="mia", agent_id="shop")
+        said = adapter.SAMRecallTool(store, user_id="mia", k=k, **tool)(query=query)
         agent = Agent([adapter.SAMStepCallback(store, user_id="mia", **scopes)])
-        agent.run("You are an assistant.", [{"task": "Who is my manager?", "task_images": None},
-                                            _action(1, [("recall_memory", {"query": "manager"})], said)], reset=True)
+        agent.run("You are an assistant.", [{"task": "What do I know?", "task_images": None},
+                                            _action(1, [("recall_memory", {"query": query})], said)], reset=True)
         return said, [text for _, text in listed(store, user_id="mia", **scopes)]
 
     marker = "recall_memory: [1 memory recalled: stored already]"
-    for tool, scopes in (({"agent_id": "hr"}, {"agent_id": "shop"}),  # another agent of hers
-                         ({"agent_id": "hr", "run_id": "r0"}, {"agent_id": "hr", "run_id": "r1"})):  # another run
-        said, texts = stored(tool, **scopes)
+    for tool, scopes in (({}, {"agent_id": "shop"}),  # a user-wide tool's recall of her hr memory in the shop scope
+                         ({"agent_id": "hr"}, {"agent_id": "shop"}),  # another agent of hers
+                         ({"agent_id": "hr"}, {"agent_id": "hr", "run_id": "r2"}),  # another run of the agent
+                         ({"agent_id": "hr", "run_id": "r0"}, {"agent_id": "hr", "run_id": "r1"})):
+        said, texts = stored(tool, scopes, "manager")
         assert "r.okafor" in said and f"recall_memory: {said}" in texts and marker not in texts, (tool, texts)
-    for tool, scopes in (({"agent_id": "hr"}, {"agent_id": "hr", "run_id": "r2"}),  # the tool reads the run's
-                         ({}, {"agent_id": "hr", "run_id": "r3"})):  # a tool of all her memories
-        said, texts = stored(tool, **scopes)
+    for tool, scopes in (({"agent_id": "hr"}, {}),  # her hr tool's recall in a step of her user-wide callback
+                         ({"agent_id": "hr", "run_id": "r0"}, {"agent_id": "hr"}),
+                         ({}, {"agent_id": "hr", "run_id": "r0"})):  # a user-wide tool's recall of the run's memory
+        said, texts = stored(tool, scopes, "manager")
         assert "r.okafor" in said and marker in texts and f"recall_memory: {said}" not in texts, (tool, texts)
+        assert sum("r.okafor" in t for t in texts) == 1, texts  # the memory itself, found once
+    said, texts = stored({}, {"agent_id": "shop"}, "Mia's manager shop order", k=2)  # one of each
+    hr, shop = (line for line in said.split("\n")[1:])
+    hr, shop = (hr, shop) if "okafor" in hr else (shop, hr)
+    assert f"{marker}\n{hr}" in texts, texts  # the hr memory kept under its number, the shop one left out
+    assert sum("SO-7" in t for t in texts) == 1, texts
 
 
 @pytest.mark.parametrize("make", ["SAMStepCallback", "SAMRecallTool"])
@@ -580,6 +599,35 @@ def test_a_real_agent_stores_its_steps_and_recalls_its_users_memories(kind, tmp_
     assert got[0] == (0, "Ann's manager is m.chen")
     assert got[1:] == [(step + 1, text) for step, text in imported(steps, tmp_path / "m.json")], got
     assert not [text for _, text in got[1:] if "Ann's manager is m.chen" in text], got
+
+
+@pytest.mark.parametrize("kind", ["tool_calling", "code"])
+@pytest.mark.parametrize(("tool", "scopes", "left_out"), [({}, {"agent_id": "shop"}, False),
+                                                          ({"agent_id": "hr"}, {}, True)])
+def test_a_real_agents_recall_is_left_out_where_the_callbacks_scopes_find_it(kind, tool, scopes, left_out):
+    """A real agent's recall of Ann's hr memory: by a user-wide tool in her shop agent's steps, stored as it is (left
+    out, the shop scope lost it); by her hr tool in a step of her user-wide callback, left out (stored again, her
+    searches found it twice)."""
+    smolagents = pytest.importorskip("smolagents", reason="smolagents is not installed (pip install smolagents): the "
+                                                          "stand-in above checks the adapter without it")
+    from sam_model.integrations.smolagents import SAMRecallTool, SAMStepCallback
+
+    fixture = _scripted()
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Ann's manager is m.chen", user_id="ann", agent_id="hr")
+    if kind == "code":
+        model = fixture.Scripted(['Thought: recall.\n<code>\nprint(recall_memory(query="manager"))\n</code>',
+                                  'Thought: answer.\n<code>\nfinal_answer("m.chen")\n</code>'])
+    else:
+        model = fixture.Scripted([("Let me recall.", [("recall_memory", {"query": "manager"})]),
+                                  ("", [("final_answer", {"answer": "m.chen"})])])
+    make = smolagents.CodeAgent if kind == "code" else smolagents.ToolCallingAgent
+    agent = make(tools=[SAMRecallTool(store, user_id="ann", **tool)], model=model, max_steps=3, verbosity_level=0,
+                 step_callbacks=[SAMStepCallback(store, user_id="ann", **scopes)])
+    assert agent.run("Who is my manager?") == "m.chen"
+    texts = [text for _, text in listed(store, user_id="ann", **scopes)]
+    assert any("[1 memory recalled: stored already]" in t for t in texts) is left_out, texts
+    assert sum("manager is m.chen" in t for t in texts) == 1, texts  # once: neither lost nor twice
 
 
 @pytest.mark.parametrize("kind", ["tool_calling", "code"])

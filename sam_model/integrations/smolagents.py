@@ -24,12 +24,12 @@ A recall's memories are the store's already: stored as the step's observation, e
 step, in the bank and in the training data read of it (a memory recalled each run came back once more each run).
 The callbacks of a store replace the text of its recall tools' recent outputs (``KEEP`` a user, for its last
 ``USERS`` users) in a step's ``observations`` (a ToolCallingAgent's recall_memory result, what a CodeAgent's code
-printed of it) with a marker, ``[3 memories recalled: stored already]``: the callback's user's recalls and those of
-no user, not another user's; in a step that called the recall tool by its name or, for the user's own, a managed
-agent (whose answer may quote it); where the text stands on lines of its own. The same lines of another tool, or the
-same words inside a line of other output, are that output's. The call itself, the step's other output and "No
-memories found." are stored as they were. Only a recall of a tool whose agent_id and run_id are the callback's or none
-(its searches find the copy): another of the user's scopes keeps it. A dump of the agent's memory still holds the
+printed of it) with a marker, ``[3 memories recalled: stored already]``, for the memories a search of the callback's
+scopes finds (a copy would be found twice); those it does not (another agent's or run's of the user, no user's) are
+news there and kept, under their numbers after the marker; in a step that called the recall tool by its name or a
+managed agent (whose answer may quote it); where the text stands on lines of its own. The same lines of another
+tool, or the same words inside a line of other output, are that output's. The call itself, the step's other output
+and "No memories found." are stored as they were. A dump of the agent's memory still holds the
 recalls: ``sam-data transcripts`` reads each, by the head SAMRecallTool writes (sam_model.data.formats.recalls), as
 the marker.
 
@@ -87,9 +87,22 @@ NOTHING = "No memories found."
 # made while a user's step ran pushed that user's out, and it was stored again. Kept as digests of their lines (a
 # few bytes a recall, not the memories' text in the process: bounded whatever the memories' size)
 KEEP, USERS = 64, 1024
-# a recall's number of lines, their digest, its marker, its tool's name, and its tool's agent_id and run_id
-_Kept = deque[tuple[int, bytes, str, str, str | None, str | None]]
-_recalls: weakref.WeakKeyDictionary[ScopedMemory, OrderedDict[str | None, _Kept]] = weakref.WeakKeyDictionary()
+Scopes = tuple[str | None, str | None, str | None]  # a memory's user_id, agent_id and run_id
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """One recall as kept: its number of lines, their digest, its tool's name, and for each memory it returned (in
+    its order) its number of lines and its scopes, which say where a search finds it (visible)."""
+
+    size: int
+    digest: bytes
+    tool: str
+    found: tuple[tuple[int, Scopes], ...]
+
+
+_recalls: weakref.WeakKeyDictionary[ScopedMemory, OrderedDict[str | None, deque[_Kept]]] = \
+    weakref.WeakKeyDictionary()
 _recalls_lock = threading.Lock()
 
 
@@ -98,49 +111,66 @@ def _digest(lines: list[str]) -> bytes:
     return hashlib.blake2b("\n".join(lines).encode(), digest_size=16).digest()
 
 
-def _recalled(memory: ScopedMemory, scopes: dict[str, str | None], text: str, n: int, tool: str) -> None:
-    """Keep ``text``, the output of the recall tool named ``tool`` of ``scopes``, ``n`` memories of its user's
-    (None: no user's), for the callbacks of ``memory`` to leave out."""
-    marker, user_id = recalled(n), scopes["user_id"]
+def _recalled(memory: ScopedMemory, user_id: str | None, text: str, found: list[dict[str, Any]], tool: str) -> None:
+    """Keep ``text``, the output of the recall tool named ``tool`` of the user ``user_id`` (None: no user's), the
+    search results ``found`` numbered under a head, for the callbacks of ``memory`` to leave out what their scopes
+    hold already (unrecalled)."""
     lines = text.strip().split("\n")
+    sizes = [hit["memory"].count("\n") + 1 for hit in found[:-1]]
+    sizes.append(len(lines) - 1 - sum(sizes))  # the last memory's: the rest (strip may have cut its blank end)
+    kept = _Kept(len(lines), _digest(lines), tool, tuple(
+        (n, (hit["user_id"], hit["agent_id"], hit["run_id"])) for n, hit in zip(sizes, found)))
     with _recalls_lock:
         users = _recalls.setdefault(memory, OrderedDict())
-        users.setdefault(user_id, deque(maxlen=KEEP)).append((len(lines), _digest(lines), marker, tool,
-                                                              scopes["agent_id"], scopes["run_id"]))
+        users.setdefault(user_id, deque(maxlen=KEEP)).append(kept)
         users.move_to_end(user_id)
         if len(users) > USERS:
             users.popitem(last=False)
 
 
+def visible(scopes: dict[str, str | None], where: Scopes) -> bool:
+    """Whether a search in ``scopes`` (an adapter's: user_filter's no-user filter where it has no user) finds a
+    memory stored in the scopes ``where``: each scope given is the memory's, and a memory of no user only there."""
+    user, agent, run = scopes["user_id"], scopes["agent_id"], scopes["run_id"]
+    return where[0] == user and agent in (None, where[1]) and run in (None, where[2])
+
+
+def _kept(lines: list[str], found: tuple[tuple[int, bool], ...]) -> list[str]:
+    """A recall's ``lines`` as a callback of some scopes stores them, given its memories' sizes and whether a search
+    of the scopes finds each (``found``, in the recall's order): the marker for those a search of the scopes finds (stored already:
+    a copy would come back twice), then the others' lines as the recall numbered them (news in the scopes: left out,
+    they were lost from them). All visible: the marker alone; none: the recall as it was."""
+    shown, i, out = 0, 1, []
+    for size, seen in found:
+        shown += seen
+        if not seen:
+            out += lines[i:i + size]
+        i += size
+    return [recalled(shown)] + out if shown else lines
+
+
 def unrecalled(d: dict[str, Any], memory: ScopedMemory, scopes: dict[str, str | None],
                managed: frozenset[str] = frozenset()) -> dict[str, Any]:
     """A step's dict with the text of each recent recall of ``memory`` in its ``observations`` (a ToolCallingAgent's
-    recall_memory output, a CodeAgent's printed one) replaced by a marker, the call itself kept: a recall's memories
-    are copies of the store's. By text: a CodeAgent's observations are its code's printed logs, what a recall
-    printed among the rest. Only in a step that called the recall's tool (by its name), or, for the user's own, one
-    of the ``managed`` agents (whose answer may quote its recall): the same lines of another tool are its output.
-    Only recalls of the user's memories (``scopes``' user) or of no user's (a shared tool's): what another user's
-    recall gave says nothing here; and only those of a tool whose agent_id and run_id are the callback's or none
-    (its search reads what the callback stores, where the copy would be found again): a recall of the user's hr
-    memories in a step of the user's shop agent is news there, and was stored as a marker. A recall's text is
-    matched as whole lines (a print of it, a tool's result): inside a line it is other output's."""
+    recall_memory output, a CodeAgent's printed one) replaced by a marker for the memories a search of ``scopes``
+    finds (a copy of each would be found twice), the others kept (news in the scopes), the call itself kept. By
+    text: a CodeAgent's observations are its code's printed logs, what a recall printed among the rest. Only in a
+    step that called the recall's tool (by its name), or one of the ``managed`` agents (whose answer may quote its
+    recall): the same lines of another tool are its output. Only the recalls of the scopes' user's tools (None: of
+    no user's): another user's memories, or those of no user, are never visible in a user's scopes. Kept by
+    whether each memory is visible, not by the tool's scopes: a recall of a user-wide tool in a step of the user's
+    shop agent that gave her hr memories was left out, lost from the shop scope, and one of her hr tool in a step
+    of her user-wide callback stored again, found twice by her searches. A recall's text is matched as whole lines
+    (a print of it, a tool's result): inside a line it is other output's."""
     seen = d.get("observations")
     if not isinstance(seen, str) or not seen:
         return d
-    user_id = scopes["user_id"]
     with _recalls_lock:
-        users = _recalls.get(memory, {})
-        own, shared = list(users.get(user_id, ())), list(users.get(None, ()) if user_id is not None else ())
+        own = list(_recalls.get(memory, {}).get(scopes["user_id"], ()))
     called = _called(d)
     quoting = any(called(name) for name in managed)
-
-    def covers(agent: str | None, run: str | None) -> bool:  # the tool's search reads the callback's scopes
-        return agent in (None, scopes["agent_id"]) and run in (None, scopes["run_id"])
-
-    given = {(size, digest): marker for size, digest, marker, tool, agent, run in shared
-             if called(tool) and covers(agent, run)}
-    given.update({(size, digest): marker for size, digest, marker, tool, agent, run in own
-                  if (quoting or called(tool)) and covers(agent, run)})
+    given = {(k.size, k.digest): tuple((n, visible(scopes, where)) for n, where in k.found)
+             for k in own if quoting or called(k.tool)}
     if not given:
         return d
     sizes = sorted({size for size, _ in given}, reverse=True)  # longest first: a recall holding a shorter one's whole
@@ -148,7 +178,7 @@ def unrecalled(d: dict[str, Any], memory: ScopedMemory, scopes: dict[str, str | 
     while i < len(lines):  # a recall begins with its head: only there are its sizes of lines hashed
         size = next((n for n in sizes if (n, _digest(lines[i:i + n])) in given), 0) if HEAD_RE.match(
             lines[i] + "\n") else 0
-        out.append(given[size, _digest(lines[i:i + size])] if size else lines[i])
+        out += _kept(lines[i:i + size], given[size, _digest(lines[i:i + size])]) if size else [lines[i]]
         i += size or 1
     return d if out == lines else {**d, "observations": "\n".join(out)}
 
@@ -294,5 +324,5 @@ class SAMRecallTool(Tool):
         if not found:
             return NOTHING
         text = f"{head(len(found))}\n{numbered(found)}"
-        _recalled(self.memory, self.scopes, text, len(found), self.name)
+        _recalled(self.memory, self.scopes["user_id"], text, found, self.name)
         return text
