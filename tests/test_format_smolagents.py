@@ -790,9 +790,28 @@ def test_a_tool_calling_steps_words_come_from_its_message_only_where_smolagents_
 @pytest.mark.parametrize("code, expected", [
     # a call in a branch of a pass: made on some passes only, which the log does not say: its item unknown
     ('for rid in ["AB12CD", "EF34GH"]:\n    if rid == "AB12CD":\n        get_user(rid)', [{}, {}]),
-    # so is a name the pass binds (the same each pass or not), but after the branch the pass's values are known
+    # a name the pass bound before the branch to the same literal each pass holds it whichever passes the branch
+    # ran, as the literal itself would (until conversion 209 unknown there); after the branch the pass's values known
     ('for rid in ["AB12CD", "EF34GH"]:\n    uid = "ann"\n    if rid:\n        cancel(rid, uid, "x")\n    get_user(rid)',
-     [{"reason": "x"}, {"user_id": "AB12CD"}, {"reason": "x"}, {"user_id": "EF34GH"}]),
+     [{"user_id": "ann", "reason": "x"}, {"user_id": "AB12CD"}, {"user_id": "ann", "reason": "x"},
+      {"user_id": "EF34GH"}]),
+    ('for rid in ["AB12CD"]:\n    uid = "ann"\n    for n in range(2):\n        if n:\n            get_user(uid)',
+     [{"user_id": "ann"}, {"user_id": "ann"}]),
+    # but not one bound to the pass's item, after the branch, again elsewhere in the loop, or to a list
+    ('for rid in ["AB12CD", "EF34GH"]:\n    uid = rid\n    if rid == "AB12CD":\n        get_user(uid)', [{}, {}]),
+    ('uid = "bob"\nfor rid in ["AB12CD", "EF34GH"]:\n    if rid:\n        get_user(uid)\n    uid = "ann"', [{}, {}]),
+    ('for rid in ["AB12CD", "EF34GH"]:\n    uid = "ann"\n    if rid:\n        get_user(uid)\n        uid = "bob"',
+     [{}, {}]),
+    ('for rid in ["AB12CD", "EF34GH"]:\n    uid = "ann"\n    if rid > "B":\n        uid = rid\n    if rid:\n'
+     '        get_user(uid)', [{}, {}]),
+    ('for rid in ["AB12CD", "EF34GH"]:\n    ids = ["ann"]\n    if rid:\n        get_user(ids)', [{}, {}]),
+    # a comprehension's first filter runs on each pass (its iterable a literal not empty): the pass's item known
+    # there (until conversion 209 unknown), not in its element, which the filter may skip
+    ('for rid in ["AB12CD", "EF34GH"]:\n    ok = [u for u in ["x"] if get_user(rid)]', [{"user_id": "AB12CD"},
+                                                                                   {"user_id": "EF34GH"}]),
+    ('for rid in ["AB12CD", "EF34GH"]:\n    ok = [get_user(rid) for u in ["x"] if u]', [{}, {}]),
+    ('for rid in ["AB12CD", "EF34GH"]:\n    ok = [u for u in [] if get_user(rid)]', [{}, {}]),
+    ('for rid in ["AB12CD", "EF34GH"]:\n    ok = (u for u in ["x"] if get_user(rid))', [{}, {}]),
     ('for rid in ["AB12CD", "EF34GH"]:\n    try:\n        get_user(rid)\n    except Exception:\n'
      '        cancel(rid, "ann", "x")', [{"user_id": "AB12CD"}, {"user_id": "ann", "reason": "x"},
                                        {"user_id": "EF34GH"}, {"user_id": "ann", "reason": "x"}]),

@@ -693,7 +693,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # once, from its history file (the snapshots hold no messages: the folder was refused at the first); a snapshot alone
 # is refused naming the FileHistoryProvider's files. Every converted file, examples/logs and tests/fixtures convert
 # byte for byte.
-CONVERSION_VERSION = 210
+# 211: a smolagents CodeAgent's call in a branch of a loop's pass read pass by pass knows a name the pass bound before
+# the branch, outside any branch, to a literal holding no list, dict or set, bound nowhere else in the loop (uid =
+# "ann" then if rid: cancel(rid, uid)), unknown there since 193; a comprehension's first filter over a literal not
+# empty knows the pass's values (it runs on each pass). Code without one, other files, examples/logs and
+# tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 211
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ system prompt, else ``arg1``, ``arg2``, ...). Only values written in the code ar
 step or an earlier one: the executor keeps its variables across steps), an item of such a value (``ids[i]``) or
 its ``len``, where that binding surely holds when the
 call runs (not a loop variable, but for a loop over a literal list, ``range``, ``enumerate`` or ``zip`` of literals,
-read pass by pass with its item, up to 100 passes, but not in a part of a pass that may not run; not a branch's
-binding, a parameter, a name bound again otherwise, a list changed through a value not traced). An argument
+read pass by pass with its item, up to 100 passes, but not in a part of a pass that may not run, where only a name
+the pass bound before it to the same literal each pass is known; not a branch's binding, a parameter, a name bound again otherwise, a list changed through a value not traced). An argument
 computed at run time (a variable holding an earlier tool's output, ``user["id"]``, an f-string, another call) holds
 a value the log never shows: it is left out of the call and counted, never guessed. A tool call inside a function
 the code defines runs where the function is called, so it is read there, once per call, the parameters the call
@@ -130,11 +130,13 @@ class Calls:
             self._visit(node.values[0])
             self._maybe(node.values[1:])
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            runs = not isinstance(node, ast.GeneratorExp) and len(node.generators) == 1 and not (
-                node.generators[0].ifs) and bool(self._items(node.generators[0].iter))  # surely, on this pass
-            self._visit(node.generators[0].iter)  # the first iterable runs in the enclosing scope
-            self._local(node, [*node.generators[0].ifs, *node.generators[1:],
-                               *([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])], runs)
+            first = node.generators[0]
+            body = [*first.ifs, *node.generators[1:],
+                    *([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])]
+            items = not isinstance(node, ast.GeneratorExp) and bool(self._items(first.iter))  # runs on this pass
+            sure = 0 if not items else 1 if first.ifs else len(body) if len(node.generators) == 1 else 0
+            self._visit(first.iter)  # the first iterable runs in the enclosing scope
+            self._local(node, body, sure)
         elif isinstance(node, ast.For) and (passes := self._unrolled(node)) is not None:
             self._passes(node, passes)
         elif isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, *_TRY_STAR, ast.Match)):
@@ -335,21 +337,26 @@ class Calls:
                     todo.append(self.functions[name])
         return count
 
-    def _local(self, node: ast.AST, body: list[ast.AST], runs: bool = False) -> None:
+    def _local(self, node: ast.AST, body: list[ast.AST], sure: int = 0) -> None:
         """``body`` run in a scope of its own: the names it binds (parameters, loop variables, locals) hide those
         bound outside while it runs, and are gone after it, but for what outlives it (:func:`_escaping`). A
         comprehension, lambda or method may not run on a pass of a loop read pass by pass, so the names each pass
-        binds are unknown in it (:meth:`_maybe`), but in a class's body and a comprehension that ``runs`` surely
-        (one over a literal list or range not empty, unfiltered: from conversion version 193 to 198 read as one that may
-        not, the pass's item unknown)."""
+        binds are unknown in it (:meth:`_maybe`), but in a class's body and the first ``sure`` parts of a
+        comprehension's that surely run (over a literal list or range not empty: its first filter, or, unfiltered,
+        all; from conversion version 193 to 198 an unfiltered one read as one that may not, and until 209 a filter's
+        call did not know the pass's item, the filter run on each pass)."""
         self._change(self._walk("changes", node), self._walk("kinds", node))
         self._own -= self._walk("rebound", node)
         outside = dict(self.bound)
-        for name in _stored(node) | (set() if isinstance(node, ast.ClassDef) or runs else self._varying):
+        sure = len(body) if isinstance(node, ast.ClassDef) else sure
+        for name in _stored(node) | (set() if sure else self._varying):
             self.bound.pop(name, None)
         self._depth += 1
         self._hide(node, 1)
-        for part in body:
+        for i, part in enumerate(body):
+            if i == sure and sure:  # the parts that may not run: the pass's names unknown there
+                for name in self._varying:
+                    self.bound.pop(name, None)
             self._visit(part)
         self._hide(node, -1)
         self._depth -= 1
@@ -485,9 +492,9 @@ class Calls:
         self._visit(node.iter)
         self._runs += len(passes)
         self._own -= self._walk("rebound", node)
-        varying = self._varying
-        self._varying = varying | self._walk("stored", node)
+        varying, steady = self._varying, _steady(node)
         for given in passes:
+            self._varying = varying | self._walk("stored", node)
             for name in given:
                 self.bound.pop(name, None)
                 self.functions.pop(name, None)
@@ -495,6 +502,7 @@ class Calls:
             self._depth += 1
             for part in node.body:
                 self._visit(part)
+                self._varying = self._varying - steady.get(id(part), set())  # the same each pass from here: known
             self._depth -= 1
         self._varying = varying
 
@@ -586,6 +594,28 @@ def _bind(target: ast.expr, item: Any) -> dict[str, Any] | None:
             return None
         names.update(bound)
     return names
+
+
+def _steady(node: ast.For) -> dict[int, set[str]]:
+    """The names a loop's body binds the same on every pass, by the statement (its id) that binds them: a plain
+    assignment of its own (``uid = "ann"``, not in a branch) of a literal holding no list, dict or set, the name bound
+    nowhere else in the loop. Past that statement a pass's branch knows it: whichever passes the branch ran, it holds
+    that value (until conversion version 209 unknown there, as the names each pass binds anew, :meth:`_maybe`)."""
+    out: dict[int, set[str]] = {}
+    for part in node.body:
+        if not (isinstance(part, ast.Assign) and all(isinstance(t, ast.Name) for t in part.targets)):
+            continue
+        try:
+            value = ast.literal_eval(part.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if _containers(value):
+            continue
+        elsewhere = set().union(_stored(node.target), *(_stored(p) for p in node.body if p is not part))
+        names = {t.id for t in part.targets} - elsewhere
+        if names:
+            out[id(part)] = names
+    return out
 
 
 def _read_names(expr: ast.expr | None) -> list[ast.Name]:
