@@ -791,7 +791,7 @@ def test_a_tool_calling_steps_words_come_from_its_message_only_where_smolagents_
     # a call in a branch of a pass: made on some passes only, which the log does not say: its item unknown
     ('for rid in ["AB12CD", "EF34GH"]:\n    if rid == "AB12CD":\n        get_user(rid)', [{}, {}]),
     # a name the pass bound before the branch to the same literal each pass holds it whichever passes the branch
-    # ran, as the literal itself would (until conversion 209 unknown there); after the branch the pass's values known
+    # ran, as the literal itself would (until conversion 211 unknown there); after the branch the pass's values known
     ('for rid in ["AB12CD", "EF34GH"]:\n    uid = "ann"\n    if rid:\n        cancel(rid, uid, "x")\n    get_user(rid)',
      [{"user_id": "ann", "reason": "x"}, {"user_id": "AB12CD"}, {"user_id": "ann", "reason": "x"},
       {"user_id": "EF34GH"}]),
@@ -806,7 +806,7 @@ def test_a_tool_calling_steps_words_come_from_its_message_only_where_smolagents_
      '        get_user(uid)', [{}, {}]),
     ('for rid in ["AB12CD", "EF34GH"]:\n    ids = ["ann"]\n    if rid:\n        get_user(ids)', [{}, {}]),
     # a comprehension's first filter runs on each pass (its iterable a literal not empty): the pass's item known
-    # there (until conversion 209 unknown), not in its element, which the filter may skip
+    # there (until conversion 211 unknown), not in its element, which the filter may skip
     ('for rid in ["AB12CD", "EF34GH"]:\n    ok = [u for u in ["x"] if get_user(rid)]', [{"user_id": "AB12CD"},
                                                                                    {"user_id": "EF34GH"}]),
     ('for rid in ["AB12CD", "EF34GH"]:\n    ok = [get_user(rid) for u in ["x"] if u]', [{}, {}]),
