@@ -149,3 +149,21 @@ def test_a_new_sessions_list_reading_like_anothers_first_items_without_ids_keeps
     memory.add([hello], user_id="t", run_id="r")
     memory.add([hi, hello, {"content": "Book a taxi.", "role": "user"}], user_id="t", run_id="r")
     assert [e[2] for e in stored(memory)] == ["Hi", "Hello! How can I help?", "Hello! How can I help?", "Book a taxi."]
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_an_answer_without_an_item_id_said_again_before_a_call_is_stored_again(tmp_path, how):
+    """A model without item ids (every item "__fake_id__"): a run answered in words alone ("Let me check."), the
+    user's next message, then a response opening with the same words before its call. The placeholder is no id
+    written once, so the first answer added alone was kept as the scope's whole conversation of Responses items
+    (resent.alone_kept), and the next response, opening with it and going on, was read as it sent again: its words
+    were lost. Before the placeholder was read as no id, such an add was not kept (as one holding an id is not)."""
+    memory = _memory()
+    check = _said("Let me check.")
+    call = [{"arguments": '{"order_id": "A-77"}', "call_id": "call_1", "name": "lookup_order",
+             "type": "function_call", "id": NO_ID},
+            {"call_id": "call_1", "output": "order A-77: shipped", "type": "function_call_output"}]
+    for add in ([{"content": "Is my order late?", "role": "user"}], [check],
+                [{"content": "It is A-77.", "role": "user"}], [check, *call]):
+        memory = _add_one(memory, add, how, tmp_path)
+    assert [e[2] for e in stored(memory)].count("Let me check.") == 2

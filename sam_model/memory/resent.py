@@ -425,8 +425,16 @@ def alone_kept(items: Sequence[Any], kept: Sequence[Any] | None) -> bool:
     (:func:`mine`). A whole contents list added at each message opens with its first content alone, which was not
     kept, so the user's first words were stored twice. One added between two lists (another component's) is apart,
     as before, the last list keeping its mark; an item holding an id, said again alone, is a new call where the
-    agent reuses its call ids (read by the open turn, not as sent again)."""
-    return len(items) > 1 or not _once(list(items)) and not mine(kept, items)
+    agent reuses its call ids (read by the open turn, not as sent again). Nor is one item of the Agents SDK's
+    placeholder id (NO_ID): no id written once (:func:`_responses_once`), but no list's first either (an input list
+    opens with the user's words); kept, a model's answer without ids, then a response opening with the same words
+    before its call, was read as that answer sent again, its words lost."""
+    return len(items) > 1 or not _once(list(items)) and not mine(kept, items) and not _placeholder(items)
+
+
+def _placeholder(items: Sequence[Any]) -> bool:
+    """Whether ``items`` hold an item of the Agents SDK's placeholder id (NO_ID)."""
+    return any(isinstance(m, Mapping) and m.get("id") == NO_ID for m in items)
 
 
 def _once(head: list[Any]) -> bool:
