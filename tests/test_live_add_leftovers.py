@@ -167,3 +167,21 @@ def test_an_answer_without_an_item_id_said_again_before_a_call_is_stored_again(t
                 [{"content": "It is A-77.", "role": "user"}], [check, *call]):
         memory = _add_one(memory, add, how, tmp_path)
     assert [e[2] for e in stored(memory)].count("Let me check.") == 2
+
+
+def test_documents_behaviour_a_message_added_alone_keeps_its_mark_through_another_conversations_add():
+    """Documents behaviour (README): a message added alone (a hook's first message) stands for its conversation
+    until an add of no opening (another message alone) takes its mark; another conversation's add opening with
+    other words keeps it, so the hook's next add goes on from it (read once). A third add opening with its words
+    and going on, another conversation's turn, is read so too, its first words not stored again (until the review
+    of 2026-12-07 an add opening with the user's words, of no opening then, took the mark, and they were; one
+    opening with a system message kept it already). Give each conversation a run_id."""
+    where = {"role": "user", "content": "Where is my order?"}
+    turns = [[where], [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "Done."}],
+             [where, {"role": "assistant", "content": "Which one?"}]]
+    shared, apart = _memory(), _memory()
+    for add, run in zip(turns, ("a", "b", "b")):
+        shared.add(add, user_id="t", run_id="r")
+        apart.add(add, user_id="t", run_id=run)
+    assert [e[2] for e in stored(shared)].count(where["content"]) == 1
+    assert [e[2] for e in stored(apart, "b")] == ["ok", "Done.", where["content"], "Which one?"]
