@@ -106,7 +106,7 @@ def main() -> None:
         else:  # the parser is all that is needed: sub-commands, and "--help" where a fit asks for a config
             args = [w for w in words if not w.startswith(("-", "["))][:1] + ["--help"]
         sys.argv, buf, parser = ["train.py"], io.StringIO(), None  # sam-data names itself in sys.argv[0]
-        where = f"README.md line {line}: {target} {' '.join(words)[:120]}"
+        where = f"{line}: {target} {' '.join(words)[:120]}"
         try:
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
                 invoke(target, args)
@@ -129,7 +129,7 @@ def main() -> None:
                     failures.append(f"{where}: no option {flag}" + (f" (did you mean {close[0]}?)" if close else ""))
     for line, flag in bare:  # an option named in the prose: some CLI the README runs takes it
         if flag != TRACEBACK_FLAG and not any(accepts(p, flag) for p in parsers):  # run_cli's, for every CLI
-            failures.append(f"README.md line {line}: `{flag}` is an option of none of the README's commands")
+            failures.append(f"{line}: `{flag}` is an option of none of the documentation's commands")
     print(json.dumps({"checked": checked, "failures": failures, "parsers": len(parsers)}))
 
 

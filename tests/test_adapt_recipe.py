@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import docset
 import pytest
 import torch
 from test_readme_commands import BLOCK
@@ -38,8 +39,7 @@ def _sam_train() -> str:
 
 def readme_recipe() -> list[list[str]]:
     """The command lines of the README's "Train on your own logs" block, comments dropped, ``a ; b`` as two."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    block = next(m.group(2) for m in BLOCK.finditer(text) if "sam-data transcripts my_agent/" in m.group(2))
+    block = next(code for _, code in docset.blocks(BLOCK, 2) if "sam-data transcripts my_agent/" in code)
     out = []
     for raw in block.splitlines():
         words = shlex.split(raw, comments=True)

@@ -452,9 +452,10 @@ def test_the_readme_snippet_runs_as_written_with_real_adk():
     the user's memories."""
     import ast
 
+    import docset
     from google.adk.tools import preload_memory
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = docset.text()  # README.md and docs/*.md: the passage may live in either
     start = readme.index("```\nfrom google.adk.runners import Runner\n") + 4
     code = readme[start:readme.index("```", start)]
     model = Scripted(script=[[{"name": "get_order", "args": {"order_id": "ORD-5521"}}], ["It shipped to Paris."],

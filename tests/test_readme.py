@@ -1,4 +1,4 @@
-"""Every Python block of README.md runs as written, from an empty folder (no checkpoints, no data, no shared
+"""Every Python block of README.md and docs/*.md (tests/docset.py) runs as written, from an empty folder (no checkpoints, no data, no shared
 folder), so the snippets cannot rot.
 
 The blocks use the packaged default retriever, ``SAMRetriever.from_pretrained("sam-general")``. Where this checkout
@@ -15,6 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import docset
 import pytest
 import torch
 
@@ -26,17 +27,17 @@ RUNNER = textwrap.dedent('''
     blocks = {blocks!r}
     for line, code in blocks:
         try:
-            exec(compile(code, f"README.md block at line {{line}}", "exec"), {{"__name__": "__readme__"}})
+            exec(compile(code, f"{{line}} (block)", "exec"), {{"__name__": "__readme__"}})
         except Exception:
             traceback.print_exc()
-            sys.exit(f"README.md block at line {{line}} failed")
-        print(f"README.md block at line {{line}}: ok", flush=True)
+            sys.exit(f"the block at {{line}} failed")
+        print(f"the block at {{line}}: ok", flush=True)
 ''')
 
 
-def readme_blocks() -> list[tuple[int, str]]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    return [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in BLOCK.finditer(text)]
+def readme_blocks() -> list[tuple[str, str]]:
+    """(FILE:LINE, code) of every Python block of the README and docs/, README first (tests/docset.py)."""
+    return docset.blocks(BLOCK)
 
 
 def packaged_default() -> bool:
@@ -99,9 +100,8 @@ def test_the_core_install_check_runs_as_written(tmp_path, tiny_bert_dir):
     tests/test_layering.py's: the inference path with every non-core package made absent."""
     from sam_model.retriever import SAMRetriever
 
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    block = next(m.group(1) for m in re.finditer(r"^```bash\n(.*?)^```", text, re.S | re.M)
-                 if "/tmp/core/bin/python -c" in m.group(1))
+    block = next(code for _, code in docset.blocks(re.compile(r"^```bash\n(.*?)^```", re.S | re.M))
+                 if "/tmp/core/bin/python -c" in code)
     check = shlex.split(next(ln for ln in block.splitlines() if ln.startswith("/tmp/core/bin/python -c")))
     tiny_default(tmp_path / "checkpoints" / "demo" / "export", tiny_bert_dir)
     out = subprocess.run([sys.executable, *check[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=300)

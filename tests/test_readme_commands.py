@@ -1,5 +1,5 @@
-"""Every command line of README.md's ``bash`` blocks parses as written: its options exist, take the values given,
-and its config files load (training commands: ``--print_config``). Nothing runs: each CLI stops right after it
+"""Every command line of the ``bash`` blocks of README.md and docs/*.md (tests/docset.py) parses as written: its
+options exist, take the values given, and its config files load (training commands: ``--print_config``). Nothing runs: each CLI stops right after it
 parsed its arguments, so the README's benchmark commands (hours of work, data not in a clean clone) are checked in
 seconds. The blocks the README says work "from any folder" are parsed from an empty one (configs found by name, not
 as files of the checkout). The Python blocks run whole (tests/test_readme.py).
@@ -26,6 +26,8 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+
+import docset
 
 REPO = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"^( *)```bash\n(.*?)^\1```", re.S | re.M)  # indented too: a block inside a list item
@@ -188,10 +190,19 @@ def test_the_prose_commands_and_options_are_found():
     assert bare == [(3, "--threads"), (8, "--k")]
 
 
+def located(name: str, rows: list[tuple]) -> list[tuple]:
+    """Rows whose first field is a line of file ``name``, with that field as FILE:LINE."""
+    return [(f"{name}:{row[0]}", *row[1:]) for row in rows]
+
+
 def test_every_readme_command_line_parses_and_names_options_that_exist(tmp_path):
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    found, outside = commands(text), anywhere(text)
-    inline, bare = inline_commands(text)
+    found, outside, inline, bare = [], set(), [], []
+    for name, text in docset.texts():
+        found += located(name, commands(text))
+        outside |= {f"{name}:{line}" for line in anywhere(text)}
+        spans, alone = inline_commands(text)
+        inline += located(name, spans)
+        bare += located(name, alone)
     assert len(found) > 100 and len(inline) > 50 and len(bare) > 50, \
         "the README's commands were not found: has the bash block syntax changed?"
     assert len(outside) == 2, "the blocks said to work from any folder were not found"
@@ -231,11 +242,11 @@ def resolves(name: str) -> bool:
 def test_every_path_and_module_the_readme_names_exists():
     """A file, folder, module or function the prose names in code (`sam_model/data/toolstate.py`,
     `sam_model.training.batching.memory_key`) is there: a rename or a removal shows here, not to a reader."""
-    named = [(line, w.strip("(),;:'\"")) for line, span in prose_spans((REPO / "README.md").read_text("utf-8"))
-             for w in span.split()]
+    named = [(f"{name}:{line}", w.strip("(),;:'\"")) for name, text in docset.texts()
+             for line, span in prose_spans(text) for w in span.split()]
     paths = [(line, w) for line, w in named if PATH.fullmatch(w)]
     names = [(line, w) for line, w in named if NAME.fullmatch(w)]
     assert len(paths) > 50 and len(names) > 50
-    missing = [f"README.md line {line}: {p}" for line, p in paths if not (REPO / p).exists() and p not in WHEEL_ONLY]
-    missing += [f"README.md line {line}: {n}" for line, n in names if not resolves(n)]
+    missing = [f"{line}: {p}" for line, p in paths if not (REPO / p).exists() and p not in WHEEL_ONLY]
+    missing += [f"{line}: {n}" for line, n in names if not resolves(n)]
     assert not missing, "\n".join(missing)

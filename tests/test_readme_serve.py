@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import docset
 import pytest
 from test_readme_commands import BLOCK
 
@@ -30,7 +31,7 @@ STATUS = "curl() { command curl -w '\\n%{http_code}\\n' \"$@\"; }\n"  # each ans
 
 def served_blocks() -> tuple[str, str, str]:
     """(starting the server, the curl calls, the MCP client): the README's bash blocks that hold them."""
-    blocks = [m.group(2) for m in BLOCK.finditer((REPO / "README.md").read_text(encoding="utf-8"))]
+    blocks = [code for _, code in docset.blocks(BLOCK, 2)]
     start = next(b for b in blocks if "secrets.token_urlsafe" in b and "sam-serve --keys keys.json" in b)
     calls = next(b for b in blocks if b.startswith("KEY=$(") and "curl" in b)
     client = next(b for b in blocks if "from mcp import Client" in b)
