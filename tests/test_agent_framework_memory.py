@@ -115,10 +115,11 @@ def test_the_readme_snippet_runs_as_written(tmp_path, monkeypatch):
     """README's Agent Framework block (a plain fence: the README's tests run without agent-framework-core) run as
     written, given the app's ``client`` (scripted) and ``track_shipment``: the run is stored in mia's scope."""
     import ast
-    from pathlib import Path
 
     monkeypatch.chdir(tmp_path)
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    import docset
+
+    readme = docset.text()  # README.md and docs/*.md: the passage may live in either
     start = readme.index("```\nfrom agent_framework import Agent\n") + 4
     code = readme[start:readme.index("```", start)]
     names = {"client": ScriptedClient([call("c1", "track_shipment", {"tracking_number": "TRK1234567"}),

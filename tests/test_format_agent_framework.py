@@ -149,12 +149,12 @@ def test_the_readmes_save_line_runs_on_a_real_agent(tmp_path):
     named agent.instructions, which an Agent of agent-framework-core 1.26 does not have (AttributeError): they are in
     agent.default_options. The README's line, run as written, saves a session the reader reads with its policy."""
     import re
-    from pathlib import Path
 
+    import docset
     from agent_framework import Agent
     from maf_fake import ScriptedClient, call, say
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = docset.text()  # README.md and docs/*.md: the passage may live in either
     line = re.search(r"`(json\.dump\(\{\*\*session\.to_dict\(\), \"instructions\": [^`]*\}, f\))`", readme)[1]
     agent = Agent(client=ScriptedClient([call("c1", "lookup", {"q": "x"}), say("done")]),
                   instructions="You run an exceptions desk.")
