@@ -107,9 +107,13 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
         log = order.get("log") or {}
         lines += ["## Used ordering chosen on validation", "",
                   f"The store's `used_order` (the memories the task's earlier calls took values from first) is "
-                  f"`{order.get('used_order')}` (in config.json, store.used_order), chosen by {order.get('rule')}, on "
+                  f"`{order.get('used_order')}` (in config.json, store.used_order)"
+                  + (f" and its lexical weight {order['lexical']:g} (store.lexical)" if "lexical" in order else "")
+                  + f", chosen by {order.get('rule')}, on "
                   f"{log.get('name')} ({log.get('decision_points')} decision points, {log.get('conversations')} "
-                  f"conversations); options {json.dumps(order.get('options'))}:", "", *order_table(order), ""]
+                  f"conversations); options {json.dumps(order.get('options'))}"
+                  + (f" ({order['lexical_kept']})" if order.get("lexical_kept") else "") + ":", "",
+                  *order_table(order), ""]
     lines += ["## Evaluation", "", EVAL_START, "Not evaluated yet: `sam-eval --retriever THIS_FOLDER --data LOG "
               "--out OUT --card THIS_FOLDER` (`python evaluate.py` in a checkout) writes the table here.", EVAL_END, "",
               "## Limitations", "",
@@ -122,10 +126,15 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
 def order_table(record: dict[str, Any]) -> list[str]:
     """A used_order choice (sam_model.choose_order's record) as markdown lines, the chosen row marked: printed by
     its CLI and written in the card alike."""
-    lines = ["| used_order | MRR | R@5 |", "|---|---|---|"]
-    for row in record.get("table") or []:
-        mark = " (chosen)" if row["used_order"] == record.get("used_order") else ""
-        lines.append(f"| {row['used_order']}{mark} | {row['mrr']:.3f} | {row['recall@5']:.3f} |")
+    rows = record.get("table") or []
+    lexical = any("lexical" in row for row in rows)  # a record of before the weight was chosen has none
+    lines = ["| used_order | lexical | MRR | R@5 |", "|---|---|---|---|"] if lexical else [
+        "| used_order | MRR | R@5 |", "|---|---|---|"]
+    for row in rows:
+        chosen = row["used_order"] == record.get("used_order") and row.get("lexical") == record.get("lexical")
+        mark = " (chosen)" if chosen else ""
+        weight = f" {row['lexical']:g} |" if lexical else ""
+        lines.append(f"| {row['used_order']}{mark} |{weight} {row['mrr']:.3f} | {row['recall@5']:.3f} |")
     return lines
 
 

@@ -1,13 +1,19 @@
-"""Choose a store's ``used_order`` on validation data: "tune for the task".
+"""Choose a store's ``used_order`` and ``lexical`` weight on validation data: "tune for the task".
 
 ``used_order`` (sam_model.storeconfig.StoreConfig) puts the memories the task's earlier calls took values from
 first. Whether that helps is a property of an agent's logs: coding agents reuse what earlier calls read (it lifts
 them), agents whose tasks turn to new requests (SGD, the demo) fall with it. So it is chosen as the best epoch is:
-on the run's validation decisions, never a test set. Each ordering ("off", "model", "latest") is scored by
-sam_model.evaluation.run.score_orders, the search evaluate.py's ``sam`` / ``sam+used`` / ``sam+used-latest`` rows
-make (one code path), and :data:`RULE` picks. The choice is written into an export's ``config.json``
-(``store.used_order``), which SAMRetriever.load / from_pretrained, ScopedMemory and sam-serve then serve, and the
-figures of every ordering into its ``training.json`` (``used_order_chosen``) and model card. ::
+on the run's validation decisions, never a test set. The store's lexical re-rank (``StoreConfig.lexical``: BM25 of
+the state text) is the same kind of property: it lifts agents whose tool results name the needed values under the
+next call's argument names (the freight walkthrough) and lowers others (SGD, the claims desk), so no fixed weight
+ships; it is chosen jointly with the ordering, over :data:`LEXICALS`, where the log has
+:data:`~sam_model.training.split_report.MIN_VAL_DECISIONS` decisions or more (below that the store's own weight is
+kept and a warning says so: a four-times larger grid over a handful of decisions picks noise). Each setting
+(ordering, weight) is scored by sam_model.evaluation.run.score_settings, the search evaluate.py's ``sam`` /
+``sam+used`` / ``sam+used-latest`` rows make for a store with that weight (one code path, the vectors encoded
+once), and :data:`RULE` picks. The choice is written into an export's ``config.json`` (``store.used_order``,
+``store.lexical``), which SAMRetriever.load / from_pretrained, ScopedMemory and sam-serve then serve, and the
+figures of every setting into its ``training.json`` (``used_order_chosen``) and model card. ::
 
     python -m sam_model.choose_order checkpoints/mine/export --choose-on runs/mine_val.jsonl            # table only
     python -m sam_model.choose_order checkpoints/mine/export --choose-on runs/mine_val.jsonl --out OUT  # + export
@@ -31,31 +37,60 @@ from sam_model.io import SAMFileError, cli_name, run_cli
 
 ORDERS = ("off", "model", "latest")  # the tie order too: off first, the rule with the model's order before latest
 CHOICES = (*ORDERS, "auto")
-RULE = "the highest validation MRR (equal to 9 decimals: a tie); a tie goes to off, then model, then latest"
+LEXICALS = (0.0, 0.1, 0.3, 0.5)  # the lexical weights tried (StoreConfig.lexical): off and the README's measured mixes
+RULE = ("the highest validation MRR (equal to 9 decimals: a tie); a tie goes to the smaller lexical weight, then to "
+        "off, then model, then latest")
 
 
-def pick(rows: list[dict[str, Any]]) -> str:
-    """The ordering :data:`RULE` picks among ``rows`` (each ``{"used_order", "mrr", ...}``)."""
+def pick(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The row :data:`RULE` picks among ``rows`` (each ``{"used_order", "mrr", ...}``, with ``"lexical"`` where the
+    weight was chosen too)."""
     rank = {o: i for i, o in enumerate(ORDERS)}
-    return max(rows, key=lambda r: (round(r["mrr"], 9), -rank[r["used_order"]]))["used_order"]
+    return max(rows, key=lambda r: (round(r["mrr"], 9), -r.get("lexical", 0.0), -rank[r["used_order"]]))
+
+
+def grid(data, own: float, lexicals=LEXICALS) -> tuple[tuple[float, ...], str | None]:
+    """The lexical weights to choose among on ``data`` and, where it is too small to choose one (fewer decisions
+    than MIN_VAL_DECISIONS, the one rule for a choice on validation data), the warning that the store's own
+    weight ``own`` is kept."""
+    from sam_model.training.split_report import MIN_VAL_DECISIONS
+
+    if len(data.examples) >= MIN_VAL_DECISIONS or len(set(lexicals)) <= 1:
+        return tuple(sorted(set(lexicals))), None
+    return (own,), (f"warning: the lexical weight is not chosen on {len(data.examples)} decision points (fewer than "
+                    f"{MIN_VAL_DECISIONS}): the store's own, {own:g}, is kept; choose on a larger validation log")
 
 
 def choose_order(retriever, data, *, label: str = "validation", scope: str = "episode", depth: int = 100,
-                 seed: int = 0, batch_size: int = 64, chunking=None, say=None) -> dict[str, Any]:
-    """Score every ordering of :data:`ORDERS` on ``data`` (EvalData: validation decisions) and return the record:
-    the chosen ``used_order``, the rule, the table (MRR and Recall@5 of each) and what it was measured on.
-    ``chunking`` None: the retriever's store's own (StoreConfig.chunking), so each figure is of the search it serves."""
-    from sam_model.evaluation.run import score_orders
+                 seed: int = 0, batch_size: int = 64, chunking=None, say=None,
+                 lexicals: tuple[float, ...] | None = LEXICALS) -> dict[str, Any]:
+    """Score every ordering of :data:`ORDERS` at every lexical weight of ``lexicals`` (None: the store's own alone,
+    the ordering chosen by itself; fewer decisions than MIN_VAL_DECISIONS: the same, with :func:`grid`'s warning
+    said and kept in the record) on ``data`` (EvalData: validation decisions) and return the record: the chosen
+    ``used_order`` and ``lexical``, the rule, the table (MRR and Recall@5 of each setting) and what it was measured
+    on. ``chunking`` None: the retriever's store's own (StoreConfig.chunking), so each figure is of the search it
+    serves."""
+    from sam_model.evaluation.run import score_settings
 
+    config = getattr(getattr(retriever, "store", None), "config", None)
+    own = float(getattr(config, "lexical", 0.0) or 0.0)
+    weights, kept = grid(data, own, lexicals if lexicals is not None else (own,))
+    if kept is not None and say is not None:
+        say(kept)
     if chunking is None:  # what the store serves: a chunking store (configs/coding_chunks.yaml) searches chunks
-        chunking = getattr(getattr(getattr(retriever, "store", None), "config", None), "chunker", None)
+        chunking = getattr(config, "chunker", None)
     t0 = time.perf_counter()
-    scores = score_orders(retriever, data, list(ORDERS), scope=scope, depth=depth, seed=seed,
-                          batch_size=batch_size, chunking=chunking)
-    rows = [{"used_order": o, "mrr": scores[o]["mrr"], "recall@5": scores[o]["recall@5"]} for o in ORDERS]
+    settings = [(o, w) for w in weights for o in ORDERS]
+    scores = score_settings(retriever, data, settings, scope=scope, depth=depth, seed=seed,
+                            batch_size=batch_size, chunking=chunking)
+    rows = [{"used_order": o, "lexical": w, "mrr": scores[(o, w)]["mrr"], "recall@5": scores[(o, w)]["recall@5"]}
+            for o, w in settings]
     if say is not None:
-        say(f"  scored {', '.join(ORDERS)} on {label} ({time.perf_counter() - t0:.1f} s)")
-    return {"used_order": pick(rows), "rule": RULE, "table": rows,
+        say(f"  scored {', '.join(ORDERS)} at lexical {', '.join(f'{w:g}' for w in weights)} on {label} "
+            f"({time.perf_counter() - t0:.1f} s)")
+    best = pick(rows)
+    return {"used_order": best["used_order"], "lexical": best["lexical"], "lexical_kept": kept, "rule": RULE,
+            "table": rows,
             "log": {"name": label, "decision_points": len(data.examples),
                     "conversations": len({e.episode_id for e in data.examples})},
             "options": {"scope": scope, "depth": depth, "seed": seed,
@@ -63,10 +98,12 @@ def choose_order(retriever, data, *, label: str = "validation", scope: str = "ep
 
 
 def with_order(retriever, record: dict[str, Any]):
-    """``retriever``'s store settings with the chosen ``used_order`` (``off``: null, the store's default) and its
-    network's training record with the choice, ready for sam_model.export.save_exported."""
-    config = dataclasses.replace(retriever.store.config,
-                                 used_order=None if record["used_order"] == "off" else record["used_order"])
+    """``retriever``'s store settings with the chosen ``used_order`` (``off``: null, the store's default) and
+    ``lexical`` weight (a record without one: the store's own) and its network's training record with the choice,
+    ready for sam_model.export.save_exported."""
+    config = retriever.store.config
+    config = dataclasses.replace(config, used_order=None if record["used_order"] == "off" else record["used_order"],
+                                 lexical=record.get("lexical", config.lexical))
     net = retriever.net
     info = dict(getattr(net, "training_info", None) or {})
     info["used_order_chosen"] = record
@@ -91,14 +128,27 @@ def _head_only(source: str, net) -> bool:
     return _is_head_only(config) if config.is_file() else can_leave_encoder_out(net)
 
 
+def parse_lexicals(text: str) -> tuple[float, ...] | None:
+    """``--lexical``'s weights (None for 'keep'); a bad one refused in one line naming the option."""
+    if text.strip() == "keep":
+        return None
+    try:
+        weights = tuple(float(w) for w in text.split(",") if w.strip())
+    except ValueError:
+        weights = ()
+    if not weights or any(not (w >= 0 and w != float("inf")) for w in weights):
+        raise SAMFileError(f"--lexical {text!r}: give weights >= 0 separated by commas (0,0.1,0.3,0.5) or 'keep'")
+    return weights
+
+
 def build_parser() -> argparse.ArgumentParser:
     from sam_model.evaluation.options import add_log_options, add_search_options
 
     ap = argparse.ArgumentParser(prog=cli_name("python -m sam_model.choose_order"),
-                                 description="Choose a retriever's store used_order (off, model, latest) on "
-                                             f"validation data by {RULE}; print each ordering's MRR and Recall@5 "
-                                             "and, with --out, write the export with the choice in its config.json "
-                                             "(store.used_order) and card.")
+                                 description="Choose a retriever's store used_order (off, model, latest) and lexical "
+                                             f"weight on validation data by {RULE}; print each setting's MRR and "
+                                             "Recall@5 and, with --out, write the export with the choice in its "
+                                             "config.json (store.used_order, store.lexical) and card.")
     ap.add_argument("retriever", help="an export folder, a .ckpt train.py wrote or a packaged name (sam-general)")
     ap.add_argument("--choose-on", required=True, metavar="LOG",
                     help="VALIDATION data the model did not train on (the fit's --data.val file, or its holdout "
@@ -109,6 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "it may be RETRIEVER's own folder); default: nothing written, the choice printed")
     ap.add_argument("--record", default=None, metavar="JSON",
                     help="also write the choice's record (ordering, rule, table, log) to this JSON file")
+    ap.add_argument("--lexical", default=",".join(f"{w:g}" for w in LEXICALS), metavar="W,W,...",
+                    help="the store.lexical weights to choose among, jointly with the ordering (each >= 0), or "
+                         "'keep' for the store's own weight alone; a log of fewer than 50 decision points keeps the "
+                         f"store's own with a warning; default {','.join(f'{w:g}' for w in LEXICALS)}")
     add_log_options(ap, split_help="for a transcript file: read only its fixed train split of task groups, or all "
                                    "(default); 'test' is refused (a choice made on the test split makes its test "
                                    "score no measure)")
@@ -136,23 +190,25 @@ def _main(argv: list[str] | None) -> int:
         from sam_model.pretrained import check_not_packaged
 
         check_not_packaged(args.out)
+    lexicals = parse_lexicals(args.lexical)
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731 - progress apart from the table
     data = read_log(args.choose_on, args, progress=False)  # before the model loads: a typo fails in a second
     if (few := few_decisions_warning(data)) is not None:
         say(few)
     retriever = SAMRetriever.load(args.retriever, args.device)
     record = choose_order(retriever, data, label=str(args.choose_on), scope=args.scope, depth=args.depth,
-                          seed=args.seed, batch_size=args.batch_size, chunking=args.chunking, say=say)
+                          seed=args.seed, batch_size=args.batch_size, chunking=args.chunking, say=say,
+                          lexicals=lexicals)
     record["log"]["split"] = args.split
     print("\n".join(order_table(record)))
-    print(f"chose used_order {record['used_order']}: {RULE}")
+    print(f"chose used_order {record['used_order']}, lexical {record['lexical']:g}: {RULE}")
     if args.record:
         from sam_model.io import atomic_write_text
 
         atomic_write_text(args.record, json.dumps({"retriever": str(args.retriever), **record}, indent=2) + "\n")
     if args.out:
         out = write_choice(retriever, record, args.out, _head_only(args.retriever, retriever.net))
-        print(f"wrote {out}: store.used_order {record['used_order']}")
+        print(f"wrote {out}: store.used_order {record['used_order']}, store.lexical {record['lexical']:g}")
     return 0
 
 

@@ -14,13 +14,14 @@ import json
 import pytest
 import torch
 from test_opening import make_net
-from test_task_first import data_of, event, write
+from test_task_first import EMPTY, data_of, event, write
 
-from sam_model.choose_order import RULE, choose_order, main, pick
+from sam_model.choose_order import LEXICALS, ORDERS, RULE, choose_order, main, pick
 from sam_model.evaluation.run import score_orders, score_retriever
 from sam_model.export import save_exported
 from sam_model.retriever import SAMRetriever
 from sam_model.storeconfig import StoreConfig
+from sam_model.training.split_report import MIN_VAL_DECISIONS
 
 
 def _reuse(ep: str) -> list[dict]:
@@ -56,11 +57,11 @@ def _retriever(tiny_bert_dir, used_order=None) -> SAMRetriever:
 
 def test_the_rule_takes_the_highest_mrr_and_a_tie_goes_to_off_then_model():
     rows = lambda a, b, c: [{"used_order": o, "mrr": m} for o, m in zip(("off", "model", "latest"), (a, b, c))]  # noqa: E731
-    assert pick(rows(0.5, 0.7, 0.6)) == "model"
-    assert pick(rows(0.5, 0.6, 0.7)) == "latest"
-    assert pick(rows(0.7, 0.7, 0.7)) == "off"
-    assert pick(rows(0.5, 0.7, 0.7 + 1e-12)) == "model"  # a float's last bits are a tie
-    assert "tie goes to off" in RULE
+    assert pick(rows(0.5, 0.7, 0.6))["used_order"] == "model"
+    assert pick(rows(0.5, 0.6, 0.7))["used_order"] == "latest"
+    assert pick(rows(0.7, 0.7, 0.7))["used_order"] == "off"
+    assert pick(rows(0.5, 0.7, 0.7 + 1e-12))["used_order"] == "model"  # a float's last bits are a tie
+    assert "then to off" in RULE
 
 
 def test_auto_picks_a_used_ordering_where_the_used_memories_are_the_labels(tiny_bert_dir, tmp_path):
@@ -156,3 +157,74 @@ def test_a_chunking_store_is_chosen_on_the_chunks_it_serves(tiny_bert_dir, tmp_p
         served = SAMRetriever(r.net, StoreConfig(provenance=False, chunking=windows, used_order=row["used_order"]
                                                  if row["used_order"] != "off" else None))
         assert score_retriever(served, data, chunking=Chunking.from_dict(windows))["mrr"] == row["mrr"]
+
+
+def _named(ep: str) -> list[dict]:
+    """A freight-like conversation: the decision's state knows the booking reference, which only the lookup's
+    result repeats (no needed slot's name in it, so the slot bonus does not find it); four chatty turns of the
+    shipper sit between. The lexical match of the state text finds the result."""
+    state = {**EMPTY, "uncertainty_flags": ["eta"], "constraints": {"booking": f"BK{ep}X"}}
+    return [event(ep, 0, "user", "Where is my shipment? It is late."),
+            event(ep, 1, "result", f"booking BK{ep}X arrives Rotterdam on vessel Aurora"),
+            *[event(ep, s, "user", f"Please hurry, the customer waits {s}.") for s in range(2, 6)],
+            {**event(ep, 6, "action", "CALL delivery_slot(Rotterdam)", useful=[1]), "state": state}]
+
+
+def _big(tmp_path, kind, n: int = MIN_VAL_DECISIONS):
+    return data_of(write(tmp_path / f"{kind.__name__}_big.jsonl", [e for i in range(n) for e in kind(f"t{i}")]))
+
+
+def test_the_rule_ties_to_the_smaller_lexical_weight_first():
+    rows = [{"used_order": o, "lexical": w, "mrr": m}
+            for o, w, m in [("latest", 0.1, 0.8), ("off", 0.3, 0.8), ("model", 0.5, 0.8), ("off", 0.0, 0.7)]]
+    assert (pick(rows)["lexical"], pick(rows)["used_order"]) == (0.1, "latest")
+    rows.append({"used_order": "model", "lexical": 0.5, "mrr": 0.8 + 1e-12})  # a tie at 9 decimals
+    assert pick(rows)["lexical"] == 0.1
+    assert "smaller lexical weight" in RULE and LEXICALS == (0.0, 0.1, 0.3, 0.5)
+
+
+def test_the_joint_choice_takes_the_lexical_weight_that_finds_the_named_result(tiny_bert_dir, tmp_path):
+    data = _big(tmp_path, _named)
+    record = choose_order(_retriever(tiny_bert_dir), data)
+    table = {(r["used_order"], r["lexical"]): r["mrr"] for r in record["table"]}
+    assert len(table) == len(ORDERS) * len(LEXICALS) and record["lexical_kept"] is None
+    assert table[("off", 0.5)] > table[("off", 0.0)] + 0.2  # the weight clearly wins here
+    assert record["lexical"] > 0 and table[(record["used_order"], record["lexical"])] == max(table.values())
+    for (order, weight), mrr in table.items():  # each figure is the search a store of that setting serves
+        if order == "off":
+            served = SAMRetriever(_retriever(tiny_bert_dir).net, StoreConfig(provenance=False, lexical=weight))
+            assert score_retriever(served, data)["mrr"] == mrr
+
+
+def test_a_log_too_small_keeps_the_stores_lexical_weight_and_says_so(tiny_bert_dir, tmp_path):
+    said = []
+    record = choose_order(_retriever(tiny_bert_dir), _big(tmp_path, _named, 5), say=said.append)
+    assert {r["lexical"] for r in record["table"]} == {0.0} and record["lexical"] == 0.0
+    assert any("lexical weight is not chosen" in line and str(MIN_VAL_DECISIONS) in line for line in said)
+    assert "not chosen" in record["lexical_kept"]
+
+
+def test_the_chosen_lexical_weight_is_what_the_export_serves(tiny_bert_dir, tmp_path, capsys):
+    from sam_model.memory.scoped import ScopedMemory
+
+    export = save_exported(_retriever(tiny_bert_dir).net, tmp_path / "export", StoreConfig(provenance=False))
+    log = write(tmp_path / "val.jsonl", [e for i in range(MIN_VAL_DECISIONS) for e in _named(f"t{i}")])
+    out = tmp_path / "chosen"
+    assert main([str(export), "--choose-on", str(log), "--out", str(out), "--record", str(tmp_path / "r.json")]) == 0
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["lexical"] > 0 and len(record["table"]) == len(ORDERS) * len(LEXICALS)
+    assert json.loads((out / "config.json").read_text())["store"]["lexical"] == record["lexical"]
+    assert SAMRetriever.load(out, device="cpu").store.config.lexical == record["lexical"]
+    assert ScopedMemory(SAMRetriever.load(out, device="cpu")).store.lexical == record["lexical"]  # what it searches
+    assert json.loads((out / "training.json").read_text())["used_order_chosen"]["lexical"] == record["lexical"]
+    card = (out / "README.md").read_text()
+    assert f"lexical weight {record['lexical']:g} (store.lexical)" in card
+    assert f"| {record['used_order']} (chosen) | {record['lexical']:g} |" in card
+    assert f"lexical {record['lexical']:g}" in capsys.readouterr().out
+
+
+def test_a_bad_lexical_grid_is_refused_in_one_line(tmp_path, capsys):
+    log = write(tmp_path / "val.jsonl", _named("t0"))
+    assert main(["sam-general", "--choose-on", str(log), "--lexical", "0,-1"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--lexical" in err[0]

@@ -149,11 +149,12 @@ class StoreReplay:
 
     def rankings(self, data: EvalData, scope: Scope, depth: int,
                  used_order: str | None = None) -> dict[bool, list[np.ndarray]]:
-        """Both rankings (with and without the re-rank) of ``data``'s decisions, replayed once per decision set and
-        ``used_order`` (the store's, MemoryStore.search_vector): the key names the decisions, not the EvalData object
+        """Both rankings (with and without the re-rank) of ``data``'s decisions, replayed once per decision set,
+        ``used_order`` and lexical weight (the store's, MemoryStore.search_vector): the key names the decisions, not the EvalData object
         (a subset built and freed for a deeper search, evaluation.run.deepen, could reuse a freed object's id and be
         handed another subset's rankings)."""
-        key = (id(data.memories), tuple((e.episode_id, e.step) for e in data.examples), scope, depth, used_order)
+        key = (id(data.memories), tuple((e.episode_id, e.step) for e in data.examples), scope, depth, used_order,
+               self.config.lexical)  # a lexical weight's replay (evaluation.run.score_settings) is its own
         if key not in self._rankings:  # the memories list is kept with its rankings, so its id stays its own
             self._rankings[key] = (data.memories, self._replay(data, scope, depth, used_order))
         return self._rankings[key][1]

@@ -171,10 +171,22 @@ def score_retriever(retriever, data: EvalData, *, scope: str = "episode", ks: Se
 def score_orders(retriever, data: EvalData, orders: Sequence[str | None], *, scope: str = "episode",
                  ks: Sequence[int] = (1, 5, 10), depth: int = 100, seed: int = 0, batch_size: int = 64,
                  chunking: Chunking | None = None) -> dict[str | None, dict[str, float]]:
-    """:func:`score_retriever` for each store ``used_order`` of ``orders`` ("off", "model", "latest"; None: the
-    store's own), keyed by it: one replay of the log, its memory vectors encoded once, each order's searches
-    through the store as evaluate's ``sam`` / ``sam+used`` / ``sam+used-latest`` rows make them (one code path,
-    which sam_model.choose_order chooses a store's order by)."""
+    """:func:`score_settings` for each store ``used_order`` of ``orders`` ("off", "model", "latest"; None: the
+    store's own) at the store's own lexical weight, keyed by the order: evaluate's ``sam`` / ``sam+used`` /
+    ``sam+used-latest`` rows (one code path)."""
+    scores = score_settings(retriever, data, [(o, None) for o in orders], scope=scope, ks=ks, depth=depth,
+                            seed=seed, batch_size=batch_size, chunking=chunking)
+    return {order: scores[(order, None)] for order in orders}
+
+
+def score_settings(retriever, data: EvalData, settings: Sequence[tuple[str | None, float | None]], *,
+                   scope: str = "episode", ks: Sequence[int] = (1, 5, 10), depth: int = 100, seed: int = 0,
+                   batch_size: int = 64, chunking: Chunking | None = None
+                   ) -> dict[tuple[str | None, float | None], dict[str, float]]:
+    """:func:`score_retriever` for each (store ``used_order``, store ``lexical`` weight) of ``settings`` (None:
+    the store's own), keyed by it: one replay of the log, its memory and query vectors encoded once, each setting's
+    searches through the store with that setting, as a store whose config.json sets it searches (the lexical weight
+    only re-ranks, so it needs no new vectors; sam_model.choose_order chooses a store's settings by it)."""
     scope = check_scope(scope)
     ks = metric_ks(ks)
     depth = max(depth, max(ks))
@@ -183,11 +195,16 @@ def score_orders(retriever, data: EvalData, orders: Sequence[str | None], *, sco
     search, parents = (chunked.search, chunked.parents) if chunked is not None else (data, None)
     base = retriever_methods("sam", retriever, batch_size, progress=False)[0]  # its caller says a line a score
     jitter = tie_jitter(len(search.memories), seed)
-    out: dict[str | None, dict[str, float]] = {}
-    for order in orders:
-        method = base if order is None else StoreMethod(base.name, base.replay, base.rerank, used_order=order)
-        events, _ = rank_events(method, search, parents, scope, depth, search_depth, jitter)
-        out[order] = mean_metrics(per_query_metrics(events, relevant_positions(data), ks, depth))
+    own = base.replay.config
+    out: dict[tuple[str | None, float | None], dict[str, float]] = {}
+    try:
+        for order, lexical in settings:
+            base.replay.config = own if lexical is None else dataclasses.replace(own, lexical=float(lexical))
+            method = base if order is None else StoreMethod(base.name, base.replay, base.rerank, used_order=order)
+            events, _ = rank_events(method, search, parents, scope, depth, search_depth, jitter)
+            out[(order, lexical)] = mean_metrics(per_query_metrics(events, relevant_positions(data), ks, depth))
+    finally:
+        base.replay.config = own
     return out
 
 

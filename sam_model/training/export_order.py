@@ -82,7 +82,8 @@ def export_order(retriever, dm, order: str, on: list[str] | None = None, say=pri
     say(f"export.used_order auto: scoring off, model and latest on {len(data.examples)} decisions of {label}")
     if (few := few_decisions_warning(data)) is not None:  # as choose_order's CLI says it: a choice on a handful
         say(f"export.used_order auto: {few}")
-    record = choose_order(retriever, data, label=label, say=say)
+    record = choose_order(retriever, data, label=label, say=say, lexicals=None)  # the ordering alone: the store's
+    # lexical weight stays what the config gives (python -m sam_model.choose_order chooses it on the export)
     say("\n".join(order_table(record)))
     say(f"export.used_order auto: chose {record['used_order']} ({record['rule']})")
     return with_order(retriever, record)
