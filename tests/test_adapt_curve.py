@@ -65,6 +65,18 @@ def test_a_config_json_the_loaded_store_does_not_serve_is_refused(tiny_bert_dir,
         adapt_curve.served_order(loaded, other)
 
 
+def test_a_joint_choice_reports_the_orderings_at_the_chosen_lexical_weight(tiny_bert_dir, tmp_path):
+    """choose_order's record holds each ordering at each lexical weight: the validation figures are those of the
+    weight the export serves, not the last weight's of each ordering."""
+    r = _retriever(tiny_bert_dir)
+    table = [{"used_order": o, "lexical": w, "mrr": m + w, "recall@5": 1.0}
+             for w in (0.0, 0.3, 0.5) for o, m in (("off", 0.1), ("model", 0.2), ("latest", 0.3))]
+    r.net.training_info = {"used_order_chosen": {**CHOSEN, "used_order": "latest", "lexical": 0.3, "table": table}}
+    export = save_exported(r.net, tmp_path / "e", StoreConfig(provenance=False, used_order="latest", lexical=0.3))
+    record = adapt_curve.served_order(SAMRetriever.load(export, device="cpu"), export)
+    assert record["validation"] == {"off": 0.4, "model": 0.5, "latest": 0.6}
+
+
 def test_seeds_must_be_distinct_integers_a_fit_takes(capsys):
     """A negative seed or one past 2**32 - 1 was taken, and its fit refused it (seed_everything's range) only when
     its turn came, after the points and seeds before it had trained."""

@@ -67,7 +67,9 @@ def served_order(retriever, export: Path | None = None) -> dict:
     training = export / "training.json"
     chosen = json.loads(training.read_text(encoding="utf-8")).get("used_order_chosen") if training.is_file() else None
     if chosen:
-        record["validation"] = {r["used_order"]: round(r["mrr"], 4) for r in chosen["table"]}
+        weight = chosen.get("lexical")  # a joint choice (choose_order's grid): the orderings at the chosen weight
+        record["validation"] = {r["used_order"]: round(r["mrr"], 4) for r in chosen["table"]
+                                if r.get("lexical", weight) == weight}
         record["validation_decisions"] = chosen.get("log", {}).get("decision_points")
     return record
 
