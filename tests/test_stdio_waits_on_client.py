@@ -318,3 +318,48 @@ def test_requests_held_at_the_end_of_input_wait_for_room_a_bounded_time(monkeypa
     anyio.run(run)
     assert [m.id for m in taken] == list(range(calls)), [m.id for m in taken][-4:]
     assert finished, "the reading never ended after the end of input"
+
+
+class _FailingStdin:
+    """stdin whose read fails after its first line (EIO: the client's terminal or pipe gone wrong)."""
+
+    def __init__(self, first: bytes):
+        self.first = first
+
+    def __iter__(self):
+        yield self.first
+        raise OSError(5, "Input/output error")
+
+
+def test_a_failed_read_of_stdin_ends_the_input_said(caplog):
+    """stdin's read failing (an OSError on the reader thread) was taken for the server having stopped: the thread
+    returned without a word and without telling the end of input, so the reader waited for ever, the requests read
+    never drained and the server never stopped nor saved. Now it is the end of input, warned of in one line."""
+    import sam_model.serve.stdio as stdio
+
+    lines = stdio._Lines(_FailingStdin(line({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                             "params": {"name": "x"}})))
+    taken: list = []
+    finished = []
+
+    async def run() -> None:
+        async def read() -> None:
+            async for message in lines:
+                taken.append(message)
+                lines.unanswered.clear()  # answered: the end of input then waits on nothing in flight
+            finished.append(True)
+
+        async with anyio.create_task_group() as tg:
+            lines.open(None)
+            tg.start_soon(read)
+            with anyio.move_on_after(3):
+                while not finished:
+                    await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()
+
+    with caplog.at_level("WARNING", logger="sam_model.serve"):
+        anyio.run(run)
+    assert [m.id for m in taken] == [1]
+    assert finished, "the reading never ended after stdin's read failed"
+    said = [r.getMessage() for r in caplog.records if "stdin" in r.getMessage()]
+    assert len(said) == 1 and "Input/output error" in said[0] and "\n" not in said[0], said

@@ -14,6 +14,7 @@ are answered, fd 0 and 1 diverted while serving) is the SDK's own."""
 from __future__ import annotations
 
 import codecs
+import logging
 import math
 import os
 import sys
@@ -37,6 +38,8 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from sam_model.serve.jsonrpc import busy, id_of, invalid_request, key_twice, parse_error
+
+log = logging.getLogger("sam_model.serve")
 
 
 def refused(raw: bytes, number: int) -> tuple[str, str | None]:
@@ -180,13 +183,22 @@ class _Lines:
 
     def _pump(self, token: Any) -> None:
         """The thread: stdin's lines handed to the event loop, each read only once the gate is open."""
+        lines = _raw_lines(self.source)
         try:
-            for raw in _raw_lines(self.source):
+            while True:
+                try:
+                    raw = next(lines, None)
+                except (OSError, ValueError) as exc:  # stdin failed (EIO, closed under it): its end, said
+                    # taken below for the loop gone, the end was never told: the reader waited for ever
+                    log.warning("sam-serve --stdio: reading stdin failed (%s): read as the end of input; the "
+                                "requests read are answered, then the server stops (start it again to go on)", exc)
+                    raw = None
                 from_thread.run_sync(self._arrived, raw, token=token)
+                if raw is None:
+                    return
                 self.gate.wait()
                 if self.stopped:
                     return
-            from_thread.run_sync(self._arrived, None, token=token)
         except Exception:  # noqa: BLE001 (the loop is gone: the server stopped, nothing to tell)
             return
 
