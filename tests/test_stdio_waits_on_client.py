@@ -280,10 +280,11 @@ def test_the_reader_thread_ends_with_its_input_after_the_server_stops():
 
     anyio.run(serve)
     readers = [t for t in set(threading.enumerate()) - before if t.name == "sam-serve stdin"]
-    assert len(readers) == 1
+    assert len(readers) <= 1  # none: it ended already at the stop (its gate opened), a race with this look
     os.close(to_server_w)  # the end of input
-    readers[0].join(5)
-    assert not readers[0].is_alive(), "the reader thread outlived its input"
+    for reader in readers:
+        reader.join(5)
+    assert not any(r.is_alive() for r in readers), "the reader thread outlived its input"
 
 
 def test_requests_held_at_the_end_of_input_wait_for_room_a_bounded_time(monkeypatch):
