@@ -335,8 +335,8 @@ def _quoting(text: str) -> str:
     key column's name (:data:`_KEY`) double-quoted in a join's ON and shows no MySQL (no string in double quotes
     elsewhere, no :data:`_MYSQL`): ``JOIN posts p ON u.id = "authorId"``, a column compared to a column (until
     conversion version 196 read by its place, as a string traced to any listing of the columns). Another token
-    there is a value the join filters on (``ON b.flight = f.id AND b.cabin = "economy"``), read by its place (in
-    conversion version 196 it made every double-quoted token a name, the cabin the user asked for traced to
+    there is a value the join filters on (``ON b.flight = f.id AND b.cabin = "economy"``), read by its place (from
+    conversion versions 196 to 201 every double-quoted token was a name, the cabin the user asked for traced to
     nothing). Else "", a query of no dialect's sign: each token by
     its place (:func:`_double_quoted_string`): where only a value stands a string (``WHERE name = "Alice"``, and
     ``id = "userId"``, a MySQL value written so or a PostgreSQL name: read as the value), elsewhere a name."""

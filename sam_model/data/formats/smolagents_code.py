@@ -291,7 +291,7 @@ class Calls:
         self._depth += 1
         self._hide(fn, 1)
         varying = self._varying  # in a pass read pass by pass, the names it binds it binds anew each pass: unknown
-        if varying:  # in its branches (_maybe; until conversion version 203 a branch's call knew its parameters)
+        if varying:  # in its branches (_maybe; until conversion version 207 a branch's call knew its parameters)
             self._varying = varying | self._walk("stored", fn)
         for part in fn.body:
             self._visit(part)
@@ -343,7 +343,7 @@ class Calls:
         comprehension, lambda or method may not run on a pass of a loop read pass by pass, so the names each pass
         binds are unknown in it (:meth:`_maybe`), but in a class's body and the first ``sure`` parts of a
         comprehension's that surely run (over a literal list or range not empty: its first filter, or, unfiltered,
-        all; from conversion version 193 to 198 an unfiltered one read as one that may not, and until 209 a filter's
+        all; from conversion version 193 to 202 an unfiltered one read as one that may not, and until 211 a filter's
         call did not know the pass's item, the filter run on each pass)."""
         self._change(self._walk("changes", node), self._walk("kinds", node))
         self._own -= self._walk("rebound", node)
@@ -449,9 +449,9 @@ class Calls:
         conversion version 193 ``box["r"].append(x)`` left ``rid`` as first written). A module the code imported is
         no such value (``random.shuffle(ids)``: :meth:`_given_away`). Nor is a read (``user.get("name")``), nor a
         change of a list the code wrote, or of a tool's output, by its own methods (``results.append(x)``,
-        ``info["seen"] = True``, :attr:`_own`; a tool's output since conversion version 201), which changes that
+        ``info["seen"] = True``, :attr:`_own`; a tool's output since conversion version 205), which changes that
         value alone (``kinds``, :func:`_kinds`: whether the change reaches through the value's items; until
-        conversion version 197 each made every list let out unknown, ``", ".join(ids)`` then ``results.append(x)``
+        conversion version 201 each made every list let out unknown, ``", ".join(ids)`` then ``results.append(x)``
         losing ``ids``)."""
         for name in names | kinds.keys():
             value = self.bound.get(name, _MISSING)
@@ -600,7 +600,7 @@ def _steady(node: ast.For) -> dict[int, set[str]]:
     """The names a loop's body binds the same on every pass, by the statement (its id) that binds them: a plain
     assignment of its own (``uid = "ann"``, not in a branch) of a literal holding no list, dict or set, the name bound
     nowhere else in the loop. Past that statement a pass's branch knows it: whichever passes the branch ran, it holds
-    that value (until conversion version 209 unknown there, as the names each pass binds anew, :meth:`_maybe`)."""
+    that value (until conversion version 211 unknown there, as the names each pass binds anew, :meth:`_maybe`)."""
     out: dict[int, set[str]] = {}
     for part in node.body:
         if not (isinstance(part, ast.Assign) and all(isinstance(t, ast.Name) for t in part.targets)):
