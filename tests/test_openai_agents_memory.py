@@ -248,7 +248,7 @@ def test_a_retry_after_pop_item_stores_the_users_message_once(tmp_path):
 
 
 def test_a_recall_of_one_memory_is_stored_as_one(tmp_path):
-    """The marker counts as English does, one text with smolagents' (integrations.scopes.recalled): the session's
+    """The marker counts as English does, one text with smolagents' (data.formats.recalls.recalled): the session's
     own said "[1 memories recalled: stored already]"."""
     memory = ScopedMemory(HashingEncoder(64))
     _run(memory, "mia", "A-77", tmp_path, [_call("lookup_order", {"order_id": "A-77"}, 1), _say("Done.")],

@@ -36,8 +36,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from sam_model.data.eventtexts import cut_text
+from sam_model.data.formats.recalls import memories
 from sam_model.integrations.fitting import CUT_AT
-from sam_model.integrations.scopes import fixed_scopes, memories, numbered, user_filter
+from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
 from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope
 from sam_model.memory import ScopedMemory
 

@@ -40,8 +40,8 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
     raise ImportError(f"sam_model.integrations.openai_agents needs the OpenAI Agents SDK ({exc}): pip install "
                       "openai-agents, or use ScopedMemory directly") from None
 
-from sam_model.data.formats.recalls import HEAD_RE, TOOL, head
-from sam_model.integrations.scopes import fixed_scopes, numbered, recalled, user_filter
+from sam_model.data.formats.recalls import HEAD_RE, TOOL, head, recalled
+from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 

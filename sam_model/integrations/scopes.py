@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sam_model.data.formats.recalls import head, memories, recalled  # noqa: F401 (the adapters')
 from sam_model.limits import check_scope
 
 NO_USER = {"user_id": {"eq": None}}  # a memory of no user reads (and clears) no user's memories

@@ -72,10 +72,10 @@ if not hasattr(smolagents, "AgentMemory"):  # before 1.8: agent.logs, no agent.m
                       f"{getattr(smolagents, '__version__', 'a version')}, whose agents keep no agent.memory): pip "
                       "install -U smolagents")
 
-from sam_model.data.formats.recalls import HEAD_RE
+from sam_model.data.formats.recalls import HEAD_RE, head, recalled
 from sam_model.data.formats.smolagents import step_kind, to_chat
 from sam_model.integrations.fitting import cut_as_importer
-from sam_model.integrations.scopes import fixed_scopes, head, numbered, recalled, user_filter
+from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
