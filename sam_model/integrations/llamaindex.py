@@ -37,7 +37,8 @@ too: sam_model.integrations.autogen had that leak). Beside a block of a user in 
 memory beside each user's own), a block of no user stores nothing: the conversation is that user's, and stored as no
 user's it was recalled to every user by the same shared block of their sessions. Blocks of one Memory need names of
 their own (``attach`` checks: Memory keys their content by name), and one user (``attach`` and each call check:
-Memory gives the model every block's recall, so two users' blocks in one Memory showed each the other's memories). Store calls run in a worker thread
+Memory gives the model every block's recall, so two users' blocks in one Memory showed each the other's
+memories). Store calls run in a worker thread
 (``asyncio.to_thread``), so the agent's event loop serving other users is not blocked by an encoder's forward pass,
 nor by the history's dump (``model_dump`` and its JSON) and its reading, which run there too, the reading and
 the add one call after the other under the block's lock (ScopedMemory holds its own; the dump and the recall
@@ -170,8 +171,8 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         store (its own aget_all or get_messages) read by its ``aget_all()``, as messages."""
         memory, session = self._memory, getattr(self._memory, "session_id", None)
         store = getattr(memory, "sql_store", None)
-        if not (Memory is not None and isinstance(memory, Memory) and type(memory).aget_all is Memory.aget_all and isinstance(session, str)
-                and isinstance(store, SQLAlchemyChatStore)
+        if not (Memory is not None and isinstance(memory, Memory) and type(memory).aget_all is Memory.aget_all
+                and isinstance(session, str) and isinstance(store, SQLAlchemyChatStore)
                 and type(store).get_messages is SQLAlchemyChatStore.get_messages):
             return await memory.aget_all()
         factory, table = await store._initialize()  # the store's own engine and table, made at its first read

@@ -137,9 +137,9 @@ def visible(scopes: dict[str, str | None], where: Scopes) -> bool:
 
 def _kept(lines: list[str], found: tuple[tuple[int, bool], ...]) -> list[str]:
     """A recall's ``lines`` as a callback of some scopes stores them, given its memories' sizes and whether a search
-    of the scopes finds each (``found``, in the recall's order): the marker for those a search of the scopes finds (stored already:
-    a copy would come back twice), then the others' lines as the recall numbered them (news in the scopes: left out,
-    they were lost from them). All visible: the marker alone; none: the recall as it was."""
+    of the scopes finds each (``found``, in the recall's order): the marker for those a search of the scopes finds
+    (stored already: a copy would come back twice), then the others' lines as the recall numbered them (news in
+    the scopes: left out, they were lost from them). All visible: the marker alone; none: the recall as it was."""
     shown, i, out = 0, 1, []
     for size, seen in found:
         shown += seen

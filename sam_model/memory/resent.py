@@ -257,7 +257,8 @@ def kept(before: Sequence[Any] | None, sent: list[Any], again: bool = True) -> l
     went on past them, so an add opening with one of them is no longer its whole history sent again but may be its
     opening said again (a first add of the user's words alone, the run's messages added after it, then the same
     words with the next run's: until stop 63 the words were dropped); one of no opening that is its format's whole
-    conversation (a message added alone) takes every opening's, as it tells none. Another format's kept adds are no part of that conversation: to them the add is apart
+    conversation (a message added alone) takes every opening's, as it tells none. Another format's kept adds are
+    no part of that conversation: to them the add is apart
     (:func:`apart`, the last of each keeps its mark; until 2026-12-07 an OpenAI add took a Converse hook's)."""
     fmt, before = format_of(sent), list(before or ())
     others = iter(apart([k for k in before if not _ours(k, fmt)]))

@@ -356,8 +356,9 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         places = (self._owners[memory_id] if memory_id in self._owners  # a deleted memory's: its id places them,
                   else str(memory_id).rpartition("#")[0].split("/") + [""] * 3)  # or kept for an older save's id
         # a value no add may name is taken where it is this memory's own (a deleted one's history is still its user's)
-        scopes = self._scopes(user_id, agent_id, run_id, need=False, held=lambda name, given, v: self._held(name, given, v) or (
-            places is not None and places[SCOPE_KEYS.index(name)] == v))
+        scopes = self._scopes(user_id, agent_id, run_id, need=False,
+                              held=lambda name, given, v: self._held(name, given, v) or (
+                                  places is not None and places[SCOPE_KEYS.index(name)] == v))
         if any(v is not None for v in scopes.values()):
             if self.store.has(memory_id):  # its own scopes (an older store's episode names place them otherwise)
                 if self._own(memory_id, scopes) is None:

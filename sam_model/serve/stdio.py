@@ -113,7 +113,8 @@ class _Lines:
     :data:`MAX_IN_FLIGHT` requests unanswered the next lines wait in the pipe. Except while the server waits on the
     client (a tool's sampling, elicitation or ping: a request the server sent, not answered nor cancelled yet): then
     the lines are read on, the client's answers and notifications passed on at once and its new requests held, in
-    order, until the bound lets them through; past :data:`MAX_HELD` held, a new one is answered with an error. The bound held every line, so 64 tools waiting on the client's answers stopped the
+    order, until the bound lets them through; past :data:`MAX_HELD` held, a new one is answered with an error.
+    The bound held every line, so 64 tools waiting on the client's answers stopped the
     reader from reading them: none was ever answered. The thread is a daemon's so that a stop other than the end of
     input (a signal) is not held up by a read that waits on the client for ever."""
 
