@@ -135,7 +135,7 @@ def visible(scopes: dict[str, str | None], where: Scopes) -> bool:
     return where[0] == user and agent in (None, where[1]) and run in (None, where[2])
 
 
-def _kept(lines: list[str], found: tuple[tuple[int, bool], ...]) -> list[str]:
+def _as_stored(lines: list[str], found: tuple[tuple[int, bool], ...]) -> list[str]:
     """A recall's ``lines`` as a callback of some scopes stores them, given its memories' sizes and whether a search
     of the scopes finds each (``found``, in the recall's order): the marker for those a search of the scopes finds
     (stored already: a copy would come back twice), then the others' lines as the recall numbered them (news in
@@ -178,7 +178,7 @@ def unrecalled(d: dict[str, Any], memory: ScopedMemory, scopes: dict[str, str | 
     while i < len(lines):  # a recall begins with its head: only there are its sizes of lines hashed
         size = next((n for n in sizes if (n, _digest(lines[i:i + n])) in given), 0) if HEAD_RE.match(
             lines[i] + "\n") else 0
-        out += _kept(lines[i:i + size], given[size, _digest(lines[i:i + size])]) if size else [lines[i]]
+        out += _as_stored(lines[i:i + size], given[size, _digest(lines[i:i + size])]) if size else [lines[i]]
         i += size or 1
     return d if out == lines else {**d, "observations": "\n".join(out)}
 
