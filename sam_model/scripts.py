@@ -18,11 +18,16 @@ import unicodedata
 import regex
 
 # the scripts told apart by name; a letter of any other is of the script its Unicode name starts with, which names
-# a script for the letters of every other (ADLAM LETTER ALIF, OSAGE SMALL LETTER A)
+# a script for the letters of every other (ADLAM LETTER ALIF, OSAGE SMALL LETTER A). Named here too: the scripts
+# whose letters' names open with a word another's open with (OLD ITALIC, OLD TURKIC; TAI LE, TAI THAM), which that
+# word made one script, a word mixing them taken
 NAMED = ("Latin", "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic", "Syriac", "Thaana", "Nko", "Devanagari",
          "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala", "Thai",
          "Lao", "Tibetan", "Myanmar", "Georgian", "Hangul", "Ethiopic", "Cherokee", "Canadian_Aboriginal", "Ogham",
          "Runic", "Khmer", "Mongolian", "Hiragana", "Katakana", "Bopomofo", "Han", "Yi", "Coptic", "Tifinagh",
+         "Old_Hungarian", "Old_Italic", "Old_North_Arabian", "Old_Permic", "Old_Persian", "Old_Sogdian",
+         "Old_South_Arabian", "Old_Turkic", "Old_Uyghur", "Tai_Le", "Tai_Tham", "Tai_Viet", "Inscriptional_Pahlavi",
+         "Inscriptional_Parthian", "Linear_A", "Linear_B", "Meroitic_Cursive", "Meroitic_Hieroglyphs",
          "Common", "Inherited")
 _OF = regex.compile("|".join(rf"(?P<{name}>\p{{Script={name}}})" for name in NAMED))
 # what each script's letters may be written with, as TR39 resolves them: Han is Japanese, Korean or Chinese

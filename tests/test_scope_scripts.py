@@ -230,3 +230,21 @@ def test_a_read_naming_another_users_old_flawed_scope_answers_as_for_one_nobody_
     with pytest.raises(ValueError, match="no memory is stored under it as written"):
         memory.update(mid, "x", user_id="bob", agent_id=agent)
     assert memory.get(mid, user_id="alice", agent_id=agent)["memory"] == "my card ends 4242"
+
+
+# letters of two scripts whose Unicode names open with the same word (OLD ITALIC / OLD TURKIC, TAI LE / TAI THAM,
+# LINEAR A / LINEAR B, ...): sam_model.scripts.script named each by that word, one "script", so a word mixing them
+# was taken
+SAME_FIRST_WORD = [("\U00010300", "\U00010c00"), ("\u1950", "\u1a20"), ("\U00010600", "\U00010000"),
+                   ("\U00010b60", "\U00010b40"), ("\U000109a0", "\U00010980"), ("\U00010350", "\U000103a0")]
+
+
+@pytest.mark.parametrize(("one", "other"), SAME_FIRST_WORD)
+def test_scripts_whose_names_open_alike_are_told_apart(one, other):
+    from sam_model import scripts
+
+    assert scripts.script(one) != scripts.script(other)
+    assert scripts.mixed(one + other) == (0, 1)
+    with pytest.raises(ValueError, match="mixes scripts"):
+        check_scope(one + other, "user_id")
+    check_scope(one + one, "user_id")  # one script: taken
