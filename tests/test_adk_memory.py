@@ -565,7 +565,7 @@ def test_events_are_scoped_by_app_and_user_and_refused_without_them(adapter):
     before = len(store.get_all(agent_id="airline", limit=None)["results"])
     for kw, match in (({"user_id": None}, "user_id missing"), ({"app_name": None}, "app_name missing"),
                       ({"events": [{"author": "user", "content": {"role": "user", "parts": [{"text": "x"}]}}]},
-                       "event 0 has no id")):
+                       "event 0 has no 'id'")):
         with pytest.raises(ValueError, match=match):
             add_events(service, **{"evs": events(), **kw})
     assert len(store.get_all(agent_id="airline", limit=None)["results"]) == before
@@ -687,3 +687,17 @@ def _whole(adapter: Any, first: int, last: int) -> ScopedMemory:
     store = ScopedMemory(HashingEncoder(64))
     add_events(adapter.SAMMemoryService(store), events(first, last))
     return store
+
+
+@pytest.mark.parametrize(("event", "said"), [({"author": "user"}, "event 0 has no 'id'"),
+                                             ({"id": 7, "author": "user"}, "event 0's 'id' is a number"),
+                                             ({"id": "", "author": "user"}, "event 0's 'id' is an empty string"),
+                                             ("hello", "event 0 is a str")])
+def test_an_event_without_an_id_is_refused_saying_what_it_holds(adapter, event, said):
+    """The refusal said "(got dict)" of an event dict without an id (the type of the event, not what its id
+    was): it names the field and what it holds, in one line, and nothing is stored."""
+    store = ScopedMemory(HashingEncoder(64))
+    with pytest.raises(ValueError) as refused:
+        add_events(adapter.SAMMemoryService(store), [event])
+    assert said in str(refused.value) and "got dict" not in str(refused.value) and "\n" not in str(refused.value)
+    assert store.get_all(user_id="ann_lee_123", limit=None)["results"] == []

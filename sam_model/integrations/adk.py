@@ -62,6 +62,7 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
 from sam_model.data.formats.adk import to_chat
 from sam_model.integrations.fitting import cut_as_importer
 from sam_model.integrations.scopes import fixed_scopes
+from sam_model.io import json_type
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
@@ -174,8 +175,8 @@ class SAMMemoryService(BaseMemoryService):
         scopes = _scopes(app_name, user_id, session_id)
         for i, e in enumerate(events):
             if not isinstance(e, Mapping) or not isinstance(e.get("id"), str) or not e["id"]:
-                raise ValueError(f"SAMMemoryService.add_events_to_memory: event {i} has no id (got "
-                                 f"{type(e).__name__}): give ADK's Events, whose ids say which are stored already")
+                raise ValueError(f"SAMMemoryService.add_events_to_memory: {_no_id(e, i)}: give ADK's Events, whose "
+                                 "ids say which are stored already")
         with self._lock:
             key = (app_name, user_id, session_id)
             # a copy, kept once its events are stored: an add that raised (the encoder, the disk, an event the
@@ -286,6 +287,15 @@ class SAMMemoryService(BaseMemoryService):
         state = self.memory.live_state(user_id, app_name, last) if last is not None else None
         hits = self.memory.search(query, state=state, limit=self.k, **scopes)["results"]
         return SearchMemoryResponse(memories=[_entry(hit) for hit in hits])
+
+
+def _no_id(event: Any, i: int) -> str:
+    """What event ``i`` holds instead of an id, for the refusal (it said "got dict" of a dict without one)."""
+    if not isinstance(event, Mapping):
+        return f"event {i} is a {type(event).__name__}, not an Event"
+    if "id" not in event:
+        return f"event {i} has no 'id'"
+    return f"event {i}'s 'id' is {'an empty string' if event['id'] == '' else json_type(event['id'])}"
 
 
 def _id(events: list[Any], source: str) -> str | None:
