@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping, Set
 from typing import Any
 
 from sam_model.data.formats import chat
@@ -73,7 +73,7 @@ def messages_of(session: Mapping[str, Any], where: str) -> list[Any]:
     return dict(held).get(DEFAULT_SOURCE, held[0][1])
 
 
-def kept_in(session: Any, stems: Collection[str]) -> bool:
+def kept_in(session: Any, stems: Set[str]) -> bool:
     """Whether ``session`` (a FileSessionStore's snapshot) holds no messages because a FileHistoryProvider's file
     among ``stems`` (file names without .jsonl) keeps them: an app's folder of both was refused whole, naming the
     snapshot, where the file beside it held the conversation."""
