@@ -47,3 +47,19 @@ def test_a_join_filtering_on_a_double_quoted_value_keeps_the_value(query, litera
     read as a string: a token of no column's shape there (no camelCase, no ..._id) read as a name made the whole
     query's double quotes names, the cabin the user asked for traced to nothing."""
     assert sql_literals(query) == literals
+
+
+@pytest.mark.parametrize("query, literals", [
+    ('SELECT * FROM tickets t JOIN codes x ON x.code = "AID"', ["AID"]),
+    ('SELECT * FROM tickets t JOIN codes x ON x.code = "OID" WHERE t.n > 3', ["OID", 3]),
+    ('SELECT * FROM tickets t JOIN codes x ON x.code = "KID"', ["KID"]),
+    ('SELECT * FROM tickets t JOIN codes x ON x.code = "xId"', ["xId"]),
+    ('SELECT * FROM tickets t JOIN codes x ON x.code = "K_ID"', ["K_ID"]),
+    # a key's name keeps its name part: still a column
+    ('SELECT * FROM users u JOIN posts p ON u.id = "AUTHOR_ID" WHERE p.n > 3', [3]),
+    ('SELECT * FROM users u JOIN posts p ON u.id = "orderItemId" WHERE p.n > 3', [3]),
+])
+def test_a_short_code_ending_in_id_a_join_filters_on_is_a_value(query, literals):
+    """A key column's name has a name before its Id (authorId, author_id): a code such as "AID" or "OID", which a
+    user gave, read as a key column's name made the query's double quotes names and the code traced to nothing."""
+    assert sql_literals(query) == literals

@@ -698,7 +698,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # "ann" then if rid: cancel(rid, uid)), unknown there since 193; a comprehension's first filter over a literal not
 # empty knows the pass's values (it runs on each pass). Code without one, other files, examples/logs and
 # tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 211
+# 212: a SQL query of no dialect's sign whose join's ON compares a column to a short double-quoted code ending in Id
+# ("AID", "OID", "K_ID": no name part of two letters before the Id) reads it as a string, a literal the user gave (it
+# was read as a key column's name, which made the query's double quotes names). Other queries, examples/logs and
+# tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 212
 
 
 @dataclass(frozen=True)

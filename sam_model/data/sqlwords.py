@@ -280,8 +280,9 @@ _CLAUSE = re.compile(r"\b(on|where|having|set|select|from|join|using|group|order
 _CAMEL = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+")
 # a key column's name, what a join's ON compares a column to ("authorId", "AuthorId", "authorID", "author_id"): any
 # other token there is a value the join filters on (ON b.cabin = "economy", SQLite's and MySQL's string), no sign of
-# names
-_KEY = re.compile(r"[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+)*I[dD]|[A-Za-z][A-Za-z0-9_]*_(?:id|ID)")
+# names. A name part of two letters or more stands before the Id: a short code a user gave ("AID", "OID", "K_ID") is
+# a value (until conversion 212 read as a key's name, the code traced to nothing)
+_KEY = re.compile(r"[A-Za-z][a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)*I[dD]|[A-Za-z]{2}[A-Za-z0-9_]*_(?:id|ID)")
 # the first item of an IN list, and what a next item follows
 _LIST_OPENS = re.compile(r"\bin\s*\(\s*$", re.IGNORECASE)
 _LIST_NEXT = re.compile(r"\s*,\s*")
