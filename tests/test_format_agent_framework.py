@@ -218,3 +218,21 @@ def test_an_apps_folder_of_a_session_store_and_a_history_providers_files(tmp_pat
         list(iter_transcript_events(tmp_path / "app" / "sessions"))
     assert "FileHistoryProvider" in str(err.value) and "'file_history'" in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_a_session_whose_every_contents_is_a_string_is_refused_naming_the_field(tmp_path, capsys):
+    """A session's messages with 'contents' a string each (not Message.to_dict()'s list) look like no Agent Framework
+    message: the refusal was told another reader ("try --format openai"), which reads no 'contents' at all."""
+    session = copy.deepcopy(agent_framework_session())
+    for m in session["state"]["in_memory"]["messages"]:
+        m["contents"] = "hello"
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(session) + "\n")
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(path))
+    said = str(err.value)
+    assert said.startswith(f"{path}:1, message 0: 'contents' is a string, expected a list") and "\n" not in said
+    assert "[{\"type\": \"text\", \"text\":" in said  # what the field should be
+    assert "--format" not in said and "reader reads" not in said and not err.value.advice
+    assert main([str(path), str(tmp_path / "out.jsonl")]) == 1
+    assert "--format" not in capsys.readouterr().err

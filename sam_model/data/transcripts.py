@@ -49,6 +49,7 @@ from sam_model.data.formats import (
 from sam_model.data.formats.base import (
     ANSWERS,
     FAILED,
+    OwnFieldError,
     TranscriptFormatError,  # noqa: F401
 )
 from sam_model.data.formats.chat import ROLES
@@ -380,7 +381,7 @@ def _read(conv: Conversation, fmt: str) -> Chat:
         chat = openhands_v1.to_chat(conv.messages, conv.where, conv.head) if conv.head and fmt == openhands.V1 \
             else to_chat(conv.messages, conv.where, fmt)
     except TranscriptFormatError as err:
-        if err.advice or _another_reader(conv) is None:
+        if err.advice or isinstance(err, OwnFieldError) or _another_reader(conv) is None:
             raise
         raise TranscriptFormatError(err.where, *err.parts, *_other_reader(conv)) from None
     chat.known_before(conv.cwd)  # a directory the container records apart from the messages (mini-swe-agent's)

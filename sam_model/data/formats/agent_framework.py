@@ -26,7 +26,7 @@ from collections.abc import Mapping, Set
 from typing import Any
 
 from sam_model.data.formats import chat
-from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each
+from sam_model.data.formats.base import FAILED, Chat, OwnFieldError, TranscriptFormatError, chat_call, each
 from sam_model.io import json_type
 
 DEFAULT_SOURCE = "in_memory"  # InMemoryHistoryProvider.DEFAULT_SOURCE_ID: the history an agent keeps unasked
@@ -139,8 +139,12 @@ def to_chat(messages: list[Any], where: str) -> Chat:
     for _, m, w in each(messages, where):
         contents = m.get("contents")
         if not isinstance(contents, list):
-            raise TranscriptFormatError(w, f"'contents' is {json_type(contents)}, expected a list of contents "
-                                           "{\"type\": \"text\" | \"function_call\" | \"function_result\", ...}")
+            said = (f"'contents' is {json_type(contents)}, expected a list of contents {{\"type\": \"text\" | "
+                    "\"function_call\" | \"function_result\", ...}")
+            if "contents" in m:  # this format's field: a text is written [{"type": "text", "text": ...}]
+                raise OwnFieldError(w, said + "; write each message as Message.to_dict() does, a text as "
+                                              "[{\"type\": \"text\", \"text\": \"...\"}]")
+            raise TranscriptFormatError(w, said)
         role = m.get("role")
         if not isinstance(role, str):
             raise TranscriptFormatError(w, f"'role' is {json_type(role)}, expected user, assistant, system or tool")

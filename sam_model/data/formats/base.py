@@ -98,6 +98,12 @@ class TranscriptFormatError(AdvisedError):
     skippable = False
 
 
+class OwnFieldError(TranscriptFormatError):
+    """A message holds the reader's own field, of a type it cannot read (an Agent Framework message's ``contents`` a
+    string): the format is the reader's, so no other reader is advised. A session whose every ``contents`` was a
+    string had been told ``try --format openai``, a reader of no ``contents`` at all."""
+
+
 class CutLine(TranscriptFormatError):
     """The last line of a JSON Lines file, with no newline after it, that does not parse: the file ends inside it.
     An agent appends its session's file as it runs, so a copy taken meanwhile (of ``~/.claude/projects``, of
