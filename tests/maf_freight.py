@@ -16,14 +16,14 @@ installed) writes N conversations into the folder OUT.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import random
 import string
 import sys
-from pathlib import Path
 from typing import Any
+
+import walkthrough_cli
 
 POLICY = ("You run the shipment-exceptions desk of Blue Anchor Freight. Find the shipment by its tracking number or "
           "booking reference before acting on it. Never rebook a container or release a customs hold without the "
@@ -196,16 +196,11 @@ def conversations(n: int, seed: int) -> list[tuple[str, dict[str, Any]]]:
     return [(plan[0], asyncio.run(run(plan))) for plan in plans(n, seed)]
 
 
+write = walkthrough_cli.one_json_a_session(conversations)
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out", type=Path)
-    p.add_argument("n", type=int)
-    p.add_argument("seed", type=int)
-    a = p.parse_args(argv)
-    a.out.mkdir(parents=True, exist_ok=True)
-    for sid, doc in conversations(a.n, a.seed):
-        (a.out / f"{sid}.json").write_text(json.dumps(doc, indent=1))
-    return 0
+    return walkthrough_cli.main(write, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -15,13 +15,14 @@ conversations into OUT/sessions.db and OUT/chats.jsonl.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import random
 import sys
 from pathlib import Path
 from typing import Any
+
+import walkthrough_cli
 
 POLICY = ("You are the claims agent of Wayfarer Travel Insurance. Find the traveller's policy by its number or email "
           "before opening a claim. Attach only receipts the traveller has uploaded. Hand payouts to the payouts agent.")
@@ -194,13 +195,7 @@ def write(out: Path, n: int, seed: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out", type=Path)
-    p.add_argument("n", type=int)
-    p.add_argument("seed", type=int)
-    a = p.parse_args(argv)
-    write(a.out, a.n, a.seed)
-    return 0
+    return walkthrough_cli.main(write, __doc__, argv)
 
 
 if __name__ == "__main__":
