@@ -114,7 +114,7 @@ def _digest(lines: list[str]) -> bytes:
 def _recalled(memory: ScopedMemory, user_id: str | None, text: str, found: list[dict[str, Any]], tool: str) -> None:
     """Keep ``text``, the output of the recall tool named ``tool`` of the user ``user_id`` (None: no user's), the
     search results ``found`` numbered under a head, for the callbacks of ``memory`` to leave out what their scopes
-    hold already (unrecalled)."""
+    hold already (masked_step)."""
     lines = text.strip().split("\n")
     sizes = [hit["memory"].count("\n") + 1 for hit in found[:-1]]
     sizes.append(len(lines) - 1 - sum(sizes))  # the last memory's: the rest (strip may have cut its blank end)
@@ -149,7 +149,7 @@ def _as_stored(lines: list[str], found: tuple[tuple[int, bool], ...]) -> list[st
     return [recalled(shown)] + out if shown else lines
 
 
-def unrecalled(d: dict[str, Any], memory: ScopedMemory, scopes: dict[str, str | None],
+def masked_step(d: dict[str, Any], memory: ScopedMemory, scopes: dict[str, str | None],
                managed: frozenset[str] = frozenset()) -> dict[str, Any]:
     """A step's dict with the text of each recent recall of ``memory`` in its ``observations`` (a ToolCallingAgent's
     recall_memory output, a CodeAgent's printed one) replaced by a marker for the memories a search of ``scopes``
@@ -226,13 +226,13 @@ class _Read:
         return self._read(step)[1]
 
     def stored(self, step: Any) -> dict[str, Any]:
-        """The step's dict as stored: the recalls in it when first read left out (unrecalled)."""
+        """The step's dict as stored: the recalls in it when first read left out (masked_step)."""
         return self._read(step)[2]
 
     def _read(self, step: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         if id(step) not in self.dicts:
             d = step_dict(step)
-            self.dicts[id(step)] = (step, d, unrecalled(d, self.memory, self.scopes, self.managed))
+            self.dicts[id(step)] = (step, d, masked_step(d, self.memory, self.scopes, self.managed))
         return self.dicts[id(step)]
 
 
@@ -265,7 +265,7 @@ class SAMStepCallback:
     def __call__(self, step: Any, agent: Any = None) -> None:
         """Add what ``step`` (and, with ``agent``, the memory before it) adds to the dump's chat messages."""
         if agent is None:  # a callback of one argument: the step alone, read as the reader reads it
-            d = unrecalled(step_dict(step), self.memory, self.scopes)
+            d = masked_step(step_dict(step), self.memory, self.scopes)
             if step_kind(d) != "final":
                 self.memory.add([d], **self.scopes)
             return
@@ -319,7 +319,7 @@ class SAMRecallTool(Tool):
 
     def forward(self, query: str) -> str:
         """The memories numbered, best first (scopes.numbered: a memory's further lines indented); the text kept
-        for the store's step callbacks, which store a marker in its place (unrecalled)."""
+        for the store's step callbacks, which store a marker in its place (masked_step)."""
         found = self.search(query)
         if not found:
             return NOTHING
