@@ -31,7 +31,8 @@ SERVING = ["sam_model.backends.qdrant", "sam_model.serve.wal", "sam_model.serve.
 # Backend modules whose library comes from an extra that may be absent (their import then names the extra).
 EXTRA_OF = {"sam_model.backends.qdrant_edge": "qdrant_edge", "sam_model.integrations.autogen": "autogen_core",
             "sam_model.integrations.smolagents": "smolagents", "sam_model.integrations.llamaindex": "llama_index",
-            "sam_model.integrations.adk": "google.adk", "sam_model.integrations.openai_agents": "agents"}
+            "sam_model.integrations.adk": "google.adk", "sam_model.integrations.openai_agents": "agents",
+            "sam_model.integrations.pydantic_ai": "pydantic_ai"}
 PACKAGE = Path(sam_model.__file__).parent
 # Top-level modules of the [train], [eval], [langchain] and [onnx] extras (and of what they bring: scipy, pandas, pyarrow),
 # refused in the core-install check below.

@@ -1,0 +1,157 @@
+"""SAM in Pydantic AI: a capability that recalls before each run and stores the run's new messages after it.
+
+    pip install pydantic-ai-slim            # this module imports it; nothing in the core does
+
+    memory = ScopedMemory(SAMRetriever.from_pretrained("sam-general"))
+    agent = Agent(model, deps_type=Deps, instructions=INSTRUCTIONS, tools=[...],
+                  capabilities=[SAMCapability(memory, agent_id="travel-desk")])
+    result = await agent.run("Book me to Denver", deps=Deps(user_id="mia"))   # the run is mia's, by its deps
+
+Pydantic AI calls a capability's hooks around each run (``AbstractCapability``; pydantic-ai-slim 2.x). ``for_run``
+gives each run its own copy of the capability, bound to the run's user and holding the run's recall: the ``k`` best
+memories of that user, ranked as the other adapters rank them (Agent Framework's SAMContextProvider, the Agents SDK's
+``sam_recall_tool``): by the user's live state (the state of the newest message stored in the scopes:
+ScopedMemory.live_state) and the run's words (its prompt, or where it has none the newest user prompt of the history
+it was given). ``prepare_model_request`` adds them, numbered, to the instructions of each request of the run; changes
+made there are the request's, not the history's, so ``result.all_messages()`` (what the app saves and gives back as
+``message_history``, what the ``pydantic-ai`` log reader reads) never holds them: a memory recalled is not said again
+as policy in the next run's history, nor in training data. ``after_run`` stores the run's new messages
+(``result.new_messages()`` as ``new_messages_json()`` writes them: ScopedMemory.add reads them as the ``pydantic-ai``
+log reader does, the one code path); a history given back as ``message_history`` is none of them, and a run stored
+again (a repeated hook) is read as sent already: each message is stored once.
+
+Scopes: a run's user is its deps' ``user_id`` (an attribute, or a key of a dict), or the capability's own when made
+with ``user_id`` (one agent a user; deps naming another user are refused); a run of no user is refused before the
+model is called (its memories would be no one's, or anyone's). Each run's copy holds its own user, so one agent
+serves many users at once, each recalling only their own. ``agent_id`` (and ``run_id``) narrow the scopes as
+ScopedMemory's do. Store calls run in a worker thread (``asyncio.to_thread``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+try:
+    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.messages import InstructionPart
+except ImportError as exc:  # an optional integration: said in one line, not a traceback into the package's imports
+    raise ImportError(f"sam_model.integrations.pydantic_ai needs Pydantic AI 2.x with capabilities ({exc}): pip "
+                      "install pydantic-ai-slim, or use ScopedMemory directly") from None
+
+from sam_model.data.eventtexts import cut_text
+from sam_model.data.formats.recalls import memories
+from sam_model.integrations.fitting import CUT_AT
+from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
+from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope
+from sam_model.memory import ScopedMemory
+
+HEAD = "Memories of this user's earlier conversations (SAM), best first:"
+log = logging.getLogger(__name__)
+
+
+def deps_user(deps: Any) -> str | None:
+    """The user a run's deps name: their ``user_id`` attribute, or key of a dict; None where they name none."""
+    user = deps.get("user_id") if isinstance(deps, Mapping) else getattr(deps, "user_id", None)
+    return user if user is None or isinstance(user, str) else str(user)
+
+
+def _prompt_words(prompt: Any) -> str:
+    """The words of a run's prompt: a string, or the strings and text items of a list (media left out)."""
+    if isinstance(prompt, str):
+        return prompt
+    return "\n".join(p if isinstance(p, str) else p.content for p in prompt or ()
+                     if isinstance(p, str) or isinstance(getattr(p, "content", None), str))
+
+
+def run_words(prompt: Any, history: list[Any]) -> str:
+    """What the recall searches by, beside the state: the run's prompt, or, a run without one (continuing the history
+    it was given), the newest user prompt in that history."""
+    words = _prompt_words(prompt)
+    for message in reversed(history if not words.strip() else ()):
+        said = [_prompt_words(p.content) for p in getattr(message, "parts", ()) if p.part_kind == "user-prompt"]
+        if any(s.strip() for s in said):
+            return "\n".join(said)
+    return words
+
+
+def _fitted(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with a part's text past MAX_TEXT_CHARS cut as the importer cuts a result (:mod:`.fitting`), said in
+    a warning: ScopedMemory refuses such a message, and the store raised once the model had answered."""
+    parts = []
+    for part in message.get("parts") or ():
+        text = part.get("content") if isinstance(part, dict) else None
+        if isinstance(text, str) and len(text) > MAX_TEXT_CHARS:
+            log.warning("SAMCapability: a %s part of %s characters, more than a memory holds (%s): stored cut to %s",
+                        part.get("part_kind"), f"{len(text):,}", f"{MAX_TEXT_CHARS:,}", f"{CUT_AT:,}")
+            part = {**part, "content": cut_text(text, CUT_AT)}
+        parts.append(part)
+    return {**message, "parts": parts}
+
+
+@dataclass
+class SAMCapability(AbstractCapability[Any]):
+    """Pydantic AI's capability over a ScopedMemory (the module doc). One instance serves every run of its agent;
+    each run works on its own copy (``for_run``), which holds that run's scopes and recall."""
+
+    memory: ScopedMemory
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    k: int = 5
+    scopes: dict[str, str | None] | None = field(default=None, repr=False)  # the run's, set by for_run
+    recalled: str = field(default="", repr=False)  # the run's recall, numbered under HEAD ("" for none)
+
+    def __post_init__(self) -> None:
+        check_scope(self.user_id, "user_id")
+        check_scope(self.agent_id, "agent_id")
+        check_scope(self.run_id, "run_id")
+        self.k = check_k(self.k)
+
+    def scopes_of(self, deps: Any) -> dict[str, str | None]:
+        """The scopes of a run given ``deps``: its user's (refused when it has none, or another than the
+        capability's own), the capability's agent and run."""
+        user = deps_user(deps)
+        if self.user_id is not None and user is not None and user != self.user_id:
+            raise ValueError(f"SAMCapability: the run's deps name user {user!r}, but this capability is user "
+                             f"{self.user_id!r}'s: give each user's runs their own deps, or make the capability "
+                             "without user_id")
+        user = self.user_id if self.user_id is not None else user
+        if user is None:
+            raise ValueError("SAMCapability: the run has no user: give it deps with a user_id (agent.run(..., "
+                             "deps=Deps(user_id=...))), or make the capability with user_id=...")
+        check_scope(user, "user_id")
+        return fixed_scopes("SAMCapability", user, self.agent_id, self.run_id)
+
+    def recall(self, scopes: dict[str, str | None], query: str) -> list[dict[str, Any]]:
+        """The ``k`` best memories of the scopes, ranked by their live state and ``query`` (sam_recall_tool's)."""
+        state = self.memory.live_state(**scopes)
+        return self.memory.search(query, state=state, limit=self.k, filters=user_filter(scopes["user_id"]),
+                                  **scopes)["results"]
+
+    async def for_run(self, ctx: Any) -> SAMCapability:
+        scopes = self.scopes_of(ctx.deps)
+        # the newest words a query holds (MAX_TEXT_CHARS): a longer prompt (a document pasted whole) was refused
+        hits = await asyncio.to_thread(self.recall, scopes, run_words(ctx.prompt, ctx.messages)[-MAX_TEXT_CHARS:])
+        text = f"{HEAD} ({memories(len(hits))})\n{numbered(hits)}" if hits else ""
+        return replace(self, scopes=scopes, recalled=text)
+
+    async def prepare_model_request(self, ctx: Any, request_context: Any) -> Any:
+        """The run's recall added to this request's instructions only: not to the history's (the module doc)."""
+        if not self.recalled:
+            return request_context
+        params = request_context.model_request_parameters
+        parts = [*(params.instruction_parts or ()), InstructionPart(self.recalled, dynamic=True)]
+        return replace(request_context,
+                       model_request_parameters=replace(params, instruction_parts=InstructionPart.sorted(parts)))
+
+    async def after_run(self, ctx: Any, *, result: Any) -> Any:
+        scopes = self.scopes if self.scopes is not None else self.scopes_of(ctx.deps)
+        new = [_fitted(m) for m in json.loads(result.new_messages_json())]
+        if new:
+            await asyncio.to_thread(self.memory.add, new, **scopes)
+        return result

@@ -1,0 +1,258 @@
+"""SAMCapability against the real Pydantic AI (pydantic-ai-slim 2.x), run with its FunctionModel (a scripted model, no
+network): two users on one agent each recall only their own memories, sequentially and at once; the recall reaches
+the model but not the history; each run's messages are stored once however often they come again; the histories the
+app saves read back through the ``pydantic-ai`` log reader as the memories stored.
+
+Run where pydantic-ai-slim is installed: PYTHONPATH=$PWD:$PWD/tests:<the core venv's site-packages> python -m pytest
+... (skipped without it, but for the test of the one-line import error, which runs anywhere)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+HAVE = importlib.util.find_spec("pydantic_ai") is not None
+needs_pai = pytest.mark.skipif(not HAVE, reason="pydantic-ai-slim is not installed (pip install pydantic-ai-slim; "
+                                                "run with its environment)")
+if HAVE:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from sam_model.integrations.pydantic_ai import HEAD, SAMCapability
+
+
+@dataclass
+class Deps:
+    user_id: str
+
+
+def track_shipment(tracking_number: str) -> str:
+    """Where a shipment is."""
+    return f"{tracking_number}: held at customs in Rotterdam, container MSCU{tracking_number[-7:]}"
+
+
+class Script:
+    """A model that calls track_shipment for a prompt naming a TRK number, then answers with the tool's result; any
+    other prompt it answers "Noted: <prompt>". It keeps the instructions each request was sent with."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.asked: list[str] = []  # each request's last part's text, beside its instructions in seen
+
+    def __call__(self, messages: list[Any], info: AgentInfo) -> ModelResponse:
+        self.seen.append(info.instructions or "")
+        last = messages[-1].parts[-1]
+        self.asked.append(str(last.content))
+        earlier = [w.strip("?.:,") for m in messages[:-1] for p in m.parts if p.part_kind == "user-prompt"
+                   for w in str(p.content).split() if w.startswith("TRK")]
+        if last.part_kind == "user-prompt" and ("TRK" in last.content or "again" in last.content and earlier):
+            number = next((w.strip("?.") for w in last.content.split() if w.startswith("TRK")), None) or earlier[-1]
+            return ModelResponse(parts=[ToolCallPart("track_shipment", {"tracking_number": number},
+                                                     tool_call_id=f"c{len(self.seen)}")])
+        said = last.content if isinstance(last.content, str) else ""
+        return ModelResponse(parts=[TextPart(("Found: " if last.part_kind == "tool-return" else "Noted: ") + said)])
+
+
+def _agent(script: Script, sam: SAMCapability) -> Agent:
+    return Agent(FunctionModel(script), deps_type=Deps, instructions="You run a freight forwarder's exceptions desk.",
+                 tools=[track_shipment], capabilities=[sam])
+
+
+def _stored(memory: ScopedMemory, user: str) -> list[str]:
+    return [h["memory"] for h in memory.get_all(user_id=user, agent_id="desk", limit=None)["results"]]
+
+
+@needs_pai
+def test_two_users_on_one_agent_each_recall_only_their_own():
+    memory, script = ScopedMemory(HashingEncoder(64)), Script()
+    agent = _agent(script, SAMCapability(memory, agent_id="desk"))
+    agent.run_sync("Where is TRK1111111?", deps=Deps("mia"))
+    agent.run_sync("Where is TRK2222222?", deps=Deps("ben"))
+    assert script.seen[0] == script.seen[2] == "You run a freight forwarder's exceptions desk."  # nothing stored yet
+    agent.run_sync("Which shipment did I ask about?", deps=Deps("mia"))
+    agent.run_sync("Which shipment did I ask about?", deps=Deps("ben"))
+    assert any("TRK1111111" in m for m in _stored(memory, "mia"))
+    assert not any("TRK2222222" in m for m in _stored(memory, "mia"))
+    assert not any("TRK1111111" in m for m in _stored(memory, "ben"))
+    mia_saw, ben_saw = script.seen[4], script.seen[5]
+    assert HEAD in mia_saw and "TRK1111111" in mia_saw and "TRK2222222" not in mia_saw
+    assert HEAD in ben_saw and "TRK2222222" in ben_saw and "TRK1111111" not in ben_saw
+
+
+@needs_pai
+def test_two_users_running_at_once_each_recall_only_their_own():
+    """Runs of two users at once on one agent (a web server's requests): each run's copy of the capability holds its
+    own user and recall, so neither reads nor stores into the other's scope."""
+    memory, script = ScopedMemory(HashingEncoder(64)), Script()
+    agent = _agent(script, SAMCapability(memory, agent_id="desk"))
+    agent.run_sync("Where is TRK1111111?", deps=Deps("mia"))
+    agent.run_sync("Where is TRK2222222?", deps=Deps("ben"))
+    script.seen.clear()
+    script.asked.clear()
+
+    async def both() -> list[Any]:
+        return await asyncio.gather(*(agent.run(f"Which shipment did I ask about, {u}?", deps=Deps(u))
+                                      for u in ("mia", "ben", "mia", "ben")))
+
+    asyncio.run(both())
+    assert len(script.seen) == 4
+    for asked, saw in zip(script.asked, script.seen, strict=True):
+        own, other = ("TRK1111111", "TRK2222222") if asked.endswith("mia?") else ("TRK2222222", "TRK1111111")
+        assert HEAD in saw and own in saw and other not in saw, (asked, saw)
+    assert not any("TRK2222222" in m or "ben?" in m for m in _stored(memory, "mia"))
+    assert not any("TRK1111111" in m or "mia?" in m for m in _stored(memory, "ben"))
+    assert sum("mia?" in m for m in _stored(memory, "mia")) == 4  # both runs' prompts and answers
+
+
+@needs_pai
+def test_the_recall_reaches_the_model_but_not_the_history():
+    """The memories go into each request's instructions, not into the history the app saves and gives back: kept
+    there, the next run's history said them again as policy, and the log reader read them as the operator's words."""
+    memory, script = ScopedMemory(HashingEncoder(64)), Script()
+    agent = _agent(script, SAMCapability(memory, agent_id="desk"))
+    first = agent.run_sync("Where is TRK1111111?", deps=Deps("mia"))
+    second = agent.run_sync("Where is TRK1111111 now?", deps=Deps("mia"), message_history=first.all_messages())
+    assert all(HEAD in saw for saw in script.seen[2:])  # both requests of the second run (the call, the answer)
+    saved = second.all_messages_json().decode()
+    assert HEAD not in saved and "container MSCU1111111" in saved
+
+
+@needs_pai
+def test_each_message_is_stored_once_when_given_back_and_after_a_restart():
+    memory, script = ScopedMemory(HashingEncoder(64)), Script()
+    sam = SAMCapability(memory, agent_id="desk")
+    agent = _agent(script, sam)
+    first = agent.run_sync("Where is TRK1111111?", deps=Deps("mia"))
+    stored = _stored(memory, "mia")
+    assert len(stored) == 4 and stored[0] == "Where is TRK1111111?"  # the question, the call, its result, the answer
+    # the run stored again: by the hook repeated, and by a capability made anew over the store (a restart)
+    again = SAMCapability(memory, agent_id="desk", user_id="mia")
+    asyncio.run(again.after_run(SimpleNamespace(deps=None), result=first))
+    asyncio.run(sam.after_run(SimpleNamespace(deps=Deps("mia")), result=first))
+    assert _stored(memory, "mia") == stored
+    # the history given back as the next run's message_history: only the new turn is stored
+    agent.run_sync("Thanks, which one was it?", deps=Deps("mia"), message_history=first.all_messages())
+    assert _stored(memory, "mia") == [*stored, "Thanks, which one was it?", "Noted: Thanks, which one was it?"]
+
+
+@needs_pai
+def test_a_run_of_no_user_or_of_another_user_is_refused_before_the_model_is_called():
+    memory, script = ScopedMemory(HashingEncoder(16)), Script()
+    with pytest.raises(ValueError, match="the run has no user"):
+        _agent(script, SAMCapability(memory, agent_id="desk")).run_sync("hi")
+    with pytest.raises(ValueError, match="this capability is user 'mia''s"):
+        _agent(script, SAMCapability(memory, agent_id="desk", user_id="mia")).run_sync("hi", deps=Deps("ben"))
+    with pytest.raises(ValueError, match="user_id"):
+        _agent(script, SAMCapability(memory, agent_id="desk")).run_sync("hi", deps=Deps("mia/desk"))
+    assert script.seen == [] and memory.get_all(all_scopes=True, limit=None)["results"] == []
+    with pytest.raises(ValueError, match="user_id"):
+        SAMCapability(memory, user_id="a/b")
+    # a dict as deps, and a capability of one user with deps naming none: the user's
+    _agent(script, SAMCapability(memory, agent_id="desk")).run_sync("Hello", deps={"user_id": "mia"})
+    _agent(script, SAMCapability(memory, agent_id="desk", user_id="ben")).run_sync("Hi there")
+    assert _stored(memory, "mia") == ["Hello", "Noted: Hello"] and _stored(memory, "ben") == ["Hi there",
+                                                                                                "Noted: Hi there"]
+
+
+@needs_pai
+def test_a_run_without_a_prompt_recalls_by_its_historys_newest_prompt():
+    """A run continuing the history it is given (no new prompt) searched by no words: its recall is ranked by the
+    history's newest user prompt."""
+    from sam_model.integrations.pydantic_ai import run_words
+
+    memory, script = ScopedMemory(HashingEncoder(64)), Script()
+    agent = _agent(script, SAMCapability(memory, agent_id="desk"))
+    first = agent.run_sync("Where is TRK1111111?", deps=Deps("mia"))
+    assert run_words(None, first.all_messages()) == "Where is TRK1111111?"
+    assert run_words("Another", first.all_messages()) == "Another"
+
+
+@needs_pai
+def test_a_text_longer_than_a_memory_is_stored_cut_and_the_run_goes_on():
+    """A document pasted whole (150,000 characters): past MAX_TEXT_CHARS the recall's query was refused before the
+    model was called, or the add once it had answered; now the query holds the newest words and the text is stored
+    cut as the importer cuts it."""
+    from sam_model.limits import MAX_TEXT_CHARS
+
+    memory, script = ScopedMemory(HashingEncoder(16)), Script()
+    agent = _agent(script, SAMCapability(memory, agent_id="desk"))
+    agent.run_sync("Hi", deps=Deps("mia"))
+    result = agent.run_sync("word " * 30_000, deps=Deps("mia"))
+    stored = _stored(memory, "mia")
+    assert result.output.startswith("Noted: word") and len(stored) == 4
+    assert max(map(len, stored)) <= MAX_TEXT_CHARS and any("chars]" in m for m in stored), [m[-40:] for m in stored]
+
+
+@needs_pai
+def test_the_saved_histories_read_back_as_the_memories_stored(tmp_path):
+    """The round trip: the histories the app saves of the runs (``all_messages_json()``, a ``.jsonl`` of ``{"id",
+    "messages"}`` lines) converted by the ``pydantic-ai`` log reader into training data hold the words the capability
+    stored, in order, and no recall, the second run's call credited to the first run's question."""
+    from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
+
+    memory, script = ScopedMemory(HashingEncoder(64)), Script()
+    agent = _agent(script, SAMCapability(memory, agent_id="desk"))
+    lines = []
+    for user, number in (("mia", "TRK1111111"), ("ben", "TRK2222222")):
+        first = agent.run_sync(f"Where is {number}?", deps=Deps(user))
+        both = agent.run_sync("Track it again.", deps=Deps(user), message_history=first.all_messages())
+        lines.append(json.dumps({"id": f"{user}-1", "messages": json.loads(both.all_messages_json())}))
+    path = tmp_path / "chats.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = ImportReport()
+    events = list(iter_transcript_events(path, report=report))
+    assert report.formats == {"pydantic-ai": 2}
+    for user in ("mia", "ben"):
+        read = [e["text"] for e in events if e["episode_id"] == f"{user}-1"]
+        assert read == _stored(memory, user)
+    assert not any(HEAD in e["text"] for e in events) and any(HEAD in saw for saw in script.seen)
+    # the second run's call takes its number from the first run's question, not from the recall the model was shown:
+    # a recall kept in the history's instructions was read as policy, and the number credited to no step
+    again = [e for e in events if e["text"] == "Track it again."]  # the call's decision event, its label on it
+    assert len(again) == 2 and all(e.get("useful_memory_steps") == [0] for e in again), again
+    assert main([str(path), str(tmp_path / "train.jsonl")]) == 0
+    assert HEAD not in (tmp_path / "train.jsonl").read_text(encoding="utf-8")
+
+
+@needs_pai
+def test_the_docs_snippet_runs_as_written(tmp_path, monkeypatch):
+    """docs/integrations.md's Pydantic AI block (a plain fence: the docs' tests run without pydantic-ai-slim) run as
+    written, given the app's ``model`` (scripted) and ``track_shipment``: the run is stored in mia's scope."""
+    import ast
+
+    monkeypatch.chdir(tmp_path)
+    import docset
+
+    text = docset.text()
+    start = text.index("```\nfrom pydantic_ai import Agent\n") + 4
+    code = text[start:text.index("```", start)]
+    names = {"model": FunctionModel(Script()), "track_shipment": track_shipment}
+    ran = eval(compile(code, "docs (Pydantic AI)", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), names)
+    if ran is not None:  # a coroutine: the snippet awaits at its top level, as in a notebook
+        asyncio.run(ran)
+    said = [r["memory"] for r in names["memory"].get_all(user_id="mia", agent_id="freight-desk",
+                                                         limit=None)["results"]]
+    assert said[0] == "Where is TRK1234567?" and any("held at customs" in m for m in said), said
+
+
+def test_the_module_without_pydantic_ai_says_what_to_install_in_one_line():
+    """Imported where pydantic_ai is missing (as in the core's environment), the module raises one line naming the
+    package to install; the core itself never imports it."""
+    code = ("import sys\nsys.modules['pydantic_ai'] = None\nimport sam_model, sam_model.memory\n"
+            "assert not any(m.startswith('pydantic_ai') for m in sys.modules if sys.modules[m] is not None)\n"
+            "try:\n    import sam_model.integrations.pydantic_ai\nexcept ImportError as e:\n    print(e)\n")
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True).stdout
+    assert "pip install pydantic-ai-slim" in out and out.count("\n") == 1, out
