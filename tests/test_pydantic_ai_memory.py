@@ -29,6 +29,7 @@ if HAVE:
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.models.test import TestModel
 
     from sam_model.integrations.pydantic_ai import HEAD, SAMCapability
 
@@ -196,6 +197,27 @@ def test_a_text_longer_than_a_memory_is_stored_cut_and_the_run_goes_on():
 
 
 @needs_pai
+def test_a_streamed_run_and_an_iterated_run_are_stored_as_a_run_is():
+    """``run_stream`` and ``iter`` (a chat UI's streamed answer, a graph stepped node by node) run the same hooks: each
+    run's messages stored once, in its user's scope (Pydantic AI's TestModel, which calls every tool, then answers)."""
+    memory = ScopedMemory(HashingEncoder(64))
+    agent = Agent(TestModel(), deps_type=Deps, tools=[track_shipment],
+                  capabilities=[SAMCapability(memory, agent_id="desk")])
+
+    async def runs() -> None:
+        async with agent.run_stream("Where is my shipment?", deps=Deps("mia")) as streamed:
+            await streamed.get_output()
+        async with agent.iter("And the other one?", deps=Deps("mia")) as run:
+            async for _ in run:
+                pass
+
+    asyncio.run(runs())
+    stored = _stored(memory, "mia")
+    assert len(stored) == 8 and stored[0] == "Where is my shipment?" and stored[4] == "And the other one?", stored
+    assert _stored(memory, "ben") == []
+
+
+@needs_pai
 def test_the_saved_histories_read_back_as_the_memories_stored(tmp_path):
     """The round trip: the histories the app saves of the runs (``all_messages_json()``, a ``.jsonl`` of ``{"id",
     "messages"}`` lines) converted by the ``pydantic-ai`` log reader into training data hold the words the capability
@@ -236,7 +258,7 @@ def test_the_docs_snippet_runs_as_written(tmp_path, monkeypatch):
     import docset
 
     text = docset.text()
-    start = text.index("```\nfrom pydantic_ai import Agent\n") + 4
+    start = text.rindex("```\n", 0, text.index("\nfrom pydantic_ai import Agent\n")) + 4  # the block importing it
     code = text[start:text.index("```", start)]
     names = {"model": FunctionModel(Script()), "track_shipment": track_shipment}
     ran = eval(compile(code, "docs (Pydantic AI)", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), names)
