@@ -181,6 +181,20 @@ def test_a_run_without_a_prompt_recalls_by_its_historys_newest_prompt():
 
 
 @needs_pai
+@pytest.mark.parametrize("words", ["", "   "])
+def test_a_blank_prompt_neither_fails_the_run_nor_loses_its_reply(words):
+    """A chat box sent empty (``agent.run("   ")``): ScopedMemory.add refuses a batch holding a blank message, so
+    after_run raised once the model had answered, and the run failed, its reply lost. The blank prompt is no memory:
+    the reply is stored."""
+    memory = ScopedMemory(HashingEncoder(16))
+    agent = Agent(FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("How can I help?")])),
+                  deps_type=Deps, capabilities=[SAMCapability(memory, agent_id="desk")])
+    result = agent.run_sync(words, deps=Deps("mia"))
+    assert result.output == "How can I help?" and len(result.all_messages()) == 2
+    assert _stored(memory, "mia") == ["How can I help?"]
+
+
+@needs_pai
 def test_a_text_longer_than_a_memory_is_stored_cut_and_the_run_goes_on():
     """A document pasted whole (150,000 characters): past MAX_TEXT_CHARS the recall's query was refused before the
     model was called, or the add once it had answered; now the query holds the newest words and the text is stored

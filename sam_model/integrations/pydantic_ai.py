@@ -18,7 +18,8 @@ made there are the request's, not the history's, so ``result.all_messages()`` (w
 as policy in the next run's history, nor in training data. ``after_run`` stores the run's new messages
 (``result.new_messages()`` as ``new_messages_json()`` writes them: ScopedMemory.add reads them as the ``pydantic-ai``
 log reader does, the one code path); a history given back as ``message_history`` is none of them, and a run stored
-again (a repeated hook) is read as sent already: each message is stored once.
+again (a repeated hook) is read as sent already: each message is stored once. A blank prompt is left out, a text
+too long for a memory stored cut (:func:`storable`).
 
 Scopes: a run's user is its deps' ``user_id`` (an attribute, or a key of a dict), or the capability's own when made
 with ``user_id`` (one agent a user; deps naming another user are refused); a run of no user is refused before the
@@ -93,6 +94,24 @@ def _fitted(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "parts": parts}
 
 
+def _blank(part: Any) -> bool:
+    """A prompt or text part of whitespace alone (a chat box sent empty: ``agent.run("  ")``): no memory."""
+    content = part.get("content") if isinstance(part, dict) else None
+    return part.get("part_kind") in ("user-prompt", "text") and isinstance(content, str) and not content.strip()
+
+
+def storable(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The run's messages as stored: less their blank prompts and texts and the messages left with no part, their
+    long texts cut (:func:`_fitted`). ScopedMemory.add refuses a batch holding a blank message (NoTextError), and
+    after_run raised once the model had answered: the run failed, its reply lost to the app."""
+    out = []
+    for message in messages:
+        parts = [p for p in message.get("parts") or () if not _blank(p)]
+        if parts:
+            out.append(_fitted({**message, "parts": parts}))
+    return out
+
+
 @dataclass
 class SAMCapability(AbstractCapability[Any]):
     """Pydantic AI's capability over a ScopedMemory (the module doc). One instance serves every run of its agent;
@@ -151,7 +170,7 @@ class SAMCapability(AbstractCapability[Any]):
 
     async def after_run(self, ctx: Any, *, result: Any) -> Any:
         scopes = self.scopes if self.scopes is not None else self.scopes_of(ctx.deps)
-        new = [_fitted(m) for m in json.loads(result.new_messages_json())]
+        new = storable(json.loads(result.new_messages_json()))
         if new:
             await asyncio.to_thread(self.memory.add, new, **scopes)
         return result
