@@ -36,9 +36,9 @@ def remember(request_id: int, arguments: str) -> bytes:
 class Served:
     """sam-serve --stdio acme as a subprocess: lines written to its stdin, its answers read from its stdout."""
 
-    def __init__(self, folder: Path, export: Path):
+    def __init__(self, folder: Path, export: Path, *options: str):
         args = ["--keys", str(keys_file(folder)), "--data", str(folder / "data"), "--model", str(export),
-                "--stdio", "acme", "--threads", "1"]
+                "--stdio", "acme", "--threads", "1", *options]
         self.log = open(folder / "stderr.log", "wb")
         self.proc = subprocess.Popen([sys.executable, "-m", "sam_model.serve", *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -124,6 +124,30 @@ def test_a_line_giving_a_key_twice_is_refused_by_number_and_the_next_lines_are_s
     assert fine["id"] == 4 and not fine["result"].get("isError"), fine
     assert recalled(served, 5, "alice") == ["no red-eyes"] and recalled(served, 6, "bob") == []
     assert served.close() == 0, served.stderr()
+
+
+def test_a_line_over_the_limit_is_answered_with_an_error_and_the_next_lines_are_served(tmp_path, tiny_bert_dir):
+    """A line had no size limit: one huge line (or bytes that never end) was held whole, growing the memory without
+    bound. Past --max-body-mb (the HTTP body's limit) it is answered with a parse error naming the limit and what to
+    do, its id read from the line's head, and the lines after it are served."""
+    served = Served(tmp_path, tiny_export(tiny_bert_dir, tmp_path / "export"), "--max-body-mb", "1.5")
+    try:
+        huge = remember(2, json.dumps({"text": "x" * 1_600_000, "user_id": "alice"}))  # line 3
+        over = initialized(served).ask(huge)
+        assert over["id"] == 2 and over["error"]["code"] == -32700, over
+        said = over["error"]["message"]
+        # told once past the limit, before its end (bytes may never end): its size is not said
+        assert said.startswith("Parse error: line 3 is over this server's limit of 1,500,000 bytes a line (sam-serve "
+                               "--max-body-mb 1.5)"), said
+        assert "larger --max-body-mb" in said and "\n" not in said, said
+        fine = served.ask(remember(3, '{"text": "no red-eyes", "user_id": "alice"}'))  # line 4
+        assert fine["id"] == 3 and not fine["result"].get("isError"), fine
+        assert recalled(served, 4, "alice") == ["no red-eyes"]
+        assert served.close() == 0, served.stderr()
+    finally:
+        if served.proc.poll() is None:
+            served.proc.kill()
+            served.proc.wait(60)
 
 
 def test_the_sdks_stdio_client_is_served_as_before(tmp_path, tiny_bert_dir):

@@ -60,8 +60,9 @@ def parser() -> argparse.ArgumentParser:
                    "arriving within it share one encoder forward (0: each encodes alone; at most 1000)")
     p.add_argument("--batch-max", type=int, default=32, help="most queries in one encoder forward")
     p.add_argument("--max-body-mb", type=body_mb, default=MAX_BODY_BYTES / 1e6, help="largest request body over "
-                   "HTTP (and MCP at /mcp; stdio has none) in MB of 10^6 bytes, from "
-                   f"{MIN_BODY_MB:g} to {MAX_BODY_MB:g}: a larger one is refused with a 413 before it is read whole. "
+                   "HTTP (and MCP at /mcp; a line with --stdio) in MB of 10^6 bytes, from "
+                   f"{MIN_BODY_MB:g} to {MAX_BODY_MB:g}: a larger one is refused with a 413 (over stdio a JSON-RPC "
+                   "error) before it is read whole. "
                    "The default takes an agent's session line as long as the live add holds whole (4 MB as JSON: a "
                    "Claude Code response of large tool results; its long texts stored cut, with a note), which a "
                    "sidecar cannot split; raise it for longer lines (each request's body is held in memory while "
@@ -216,7 +217,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.stdio not in tenants.tenants:
             raise SystemExit(f"sam-serve: --stdio {args.stdio!r} is not a tenant of {args.keys}")
         try:
-            create_mcp(tenants, search, stdio_tenant=args.stdio, scopes=fixed).run("stdio")
+            create_mcp(tenants, search, stdio_tenant=args.stdio, scopes=fixed,
+                       max_body=round(args.max_body_mb * 1e6)).run("stdio")
         finally:
             tenants.close()
         return 0

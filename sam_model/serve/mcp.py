@@ -51,7 +51,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sam_model.limits import MAX_ADD_ITEMS
+from sam_model.limits import MAX_ADD_ITEMS, MAX_BODY_BYTES
 from sam_model.memory.scoped import SCOPE_KEYS
 from sam_model.serve.scopes import check_fixed, refusal, within
 from sam_model.serve.stdio import strict_stdio
@@ -99,13 +99,15 @@ def _option(scope: str) -> str:
 
 
 def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None, stdio_tenant: str | None = None,
-               scopes: Mapping[str, str | None] | None = None) -> MCPServer:
+               scopes: Mapping[str, str | None] | None = None, max_body: int = MAX_BODY_BYTES) -> MCPServer:
     """The MCP server over ``tenants``; ``stdio_tenant``: the tenant of calls that carry no HTTP headers; ``scopes``:
-    the scopes every call is fixed to (sam-serve --stdio with --user-id, --agent-id, --run-id)."""
+    the scopes every call is fixed to (sam-serve --stdio with --user-id, --agent-id, --run-id); ``max_body``: a stdio
+    line's bytes at most (sam-serve --max-body-mb; over HTTP the app's limit)."""
     fixed = fixed_scopes(scopes)
     server = _Server("sam-memory", instructions="Long-term memory for this agent: remember the conversation as it "
                        "goes (your tool calls and their results too), recall what matters before a tool call, "
                        "forget what is wrong (forget_all: all of a user's).")
+    server.max_body = max_body
     run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
 
     def write(ctx: Context, op: str, args: dict[str, Any], field: str | None = None) -> dict:
@@ -228,6 +230,8 @@ class _Server(MCPServer):
             raise ToolError(f"Error executing tool {name}: {_arguments_error(err.__cause__, tool.parameters)}") \
                 from err.__cause__  # the SDK then logs the fields only, never the caller's values
 
+    max_body = MAX_BODY_BYTES  # a stdio line's bytes at most (create_mcp's)
+
     async def run_stdio_async(self) -> None:
         """The SDK's, over stdin's lines read as bytes (sam_model.serve.stdio): a line that is no UTF-8 or gives a key
         twice is refused in a JSON-RPC parse error, where the SDK's reading changed or lost what it said. SIGINT or
@@ -235,7 +239,7 @@ class _Server(MCPServer):
         (SIGINT left it waiting in stdin's read until the client wrote or closed; SIGTERM ended it unsaved)."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
-            async with strict_stdio() as (read_stream, write_stream):
+            async with strict_stdio(max_body=self.max_body) as (read_stream, write_stream):
                 await self._lowlevel_server.run(read_stream, write_stream,
                                                 self._lowlevel_server.create_initialization_options())
             tg.cancel_scope.cancel()

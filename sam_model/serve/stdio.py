@@ -7,8 +7,10 @@ The SDK decodes stdin with ``errors="replace"``, so a line holding bytes that ar
 SDK answers one it cannot parse over HTTP (a JSON-RPC error with code -32700), naming the line's number and what is
 wrong, and never reaches the server; the next lines are served. So is a line the SDK's reader refuses (broken JSON, a
 lone surrogate such as "\\ud800"; -32600 for JSON that is no JSON-RPC message), which the SDK's stdio dropped
-unanswered. Each answer carries the request's id where it can be read, as the client waits for that id; a blank line
-is skipped. Everything else (initialize, notifications, shutdown at end of input once the requests read before it
+unanswered. So is a line over the server's limit (sam-serve --max-body-mb, the HTTP body's), told once its bytes pass
+it and read on to its newline unkept: one huge line, or bytes that never end, grew the memory without bound. Each
+answer carries the request's id where it can be read, as the client waits for that id; a blank line is skipped.
+Everything else (initialize, notifications, shutdown at end of input once the requests read before it
 are answered, fd 0 and 1 diverted while serving) is the SDK's own."""
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 import anyio
 from anyio import from_thread, lowlevel
@@ -37,7 +39,8 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-from sam_model.serve.jsonrpc import busy, id_of, invalid_request, key_twice, parse_error
+from sam_model.limits import MAX_BODY_BYTES
+from sam_model.serve.jsonrpc import busy, id_in_head, id_of, invalid_request, key_twice, parse_error
 
 log = logging.getLogger("sam_model.serve")
 
@@ -62,6 +65,23 @@ MAX_IN_FLIGHT = 64  # requests read and not answered yet, before the next line i
 # requests read past MAX_IN_FLIGHT while the server waits on the client and held in memory; past it, each is answered
 # at once with an error (a client that never answers its server's requests would fill the memory otherwise)
 MAX_HELD = 1024
+HEAD_BYTES = 1 << 16  # of a line over the limit, the bytes kept to read its id from (sam_model.serve.jsonrpc.id_in_head)
+
+
+class TooLong(NamedTuple):
+    """A line longer than the server's limit, read past unkept: its first :data:`HEAD_BYTES` (where its id may be)
+    and its size, if known (a line that never ends has none)."""
+
+    head: bytes
+    size: int | None
+
+
+def too_long(number: int, limit: int, size: int | None) -> str:
+    """The refusal of the line ``number`` over ``limit`` bytes: the limit, where it is set and what a client can do."""
+    said = f"of {size:,} bytes " if size is not None else ""
+    return (f"line {number} {said}is over this server's limit of {limit:,} bytes a line (sam-serve --max-body-mb "
+            f"{limit / 1e6:g}): send fewer messages a remember, or start the server with a larger --max-body-mb; "
+            "nothing of this line was read; the next lines are served")
 
 
 def unread(line: str, number: int) -> tuple[Any, dict[str, Any] | None]:
@@ -118,13 +138,14 @@ class _Lines:
     reader from reading them: none was ever answered. The thread is a daemon's so that a stop other than the end of
     input (a signal) is not held up by a read that waits on the client for ever."""
 
-    def __init__(self, source: BinaryIO):
+    def __init__(self, source: BinaryIO, max_body: int = MAX_BODY_BYTES):
         self.source = source
+        self.max_body = max_body  # a line's bytes at most (sam-serve --max-body-mb): the bytes one request holds
         self.answers: Any = None
         self.opened = anyio.Event()
         self.unanswered: set[int | str] = set()  # ids of the requests passed on, not answered yet
         self.asked: set[int | str] = set()  # ids of the server's requests to the client, not answered yet
-        self.incoming: deque[bytes] = deque()  # lines read by the thread, not looked at yet
+        self.incoming: deque[bytes | TooLong] = deque()  # lines read by the thread, not looked at yet
         self.held: deque[Any] = deque()  # the client's requests read past the bound, as read
         self.ended = False  # the thread read the end of input (or stdin failed)
         self.ended_at: float | None = None  # when, on the event loop's clock
@@ -174,7 +195,7 @@ class _Lines:
         self.stopped = True
         self.gate.set()
 
-    def _arrived(self, raw: bytes | None) -> None:
+    def _arrived(self, raw: bytes | TooLong | None) -> None:
         """On the event loop: the thread read ``raw`` (None: the end of input)."""
         if raw is None:
             self.ended, self.ended_at = True, anyio.current_time()
@@ -184,7 +205,7 @@ class _Lines:
 
     def _pump(self, token: Any) -> None:
         """The thread: stdin's lines handed to the event loop, each read only once the gate is open."""
-        lines = _raw_lines(self.source)
+        lines = _raw_lines(self.source, self.max_body)
         try:
             while True:
                 try:
@@ -248,9 +269,11 @@ class _Lines:
             return math.inf
         return self.ended_at + DRAIN_S - anyio.current_time()
 
-    def _take(self, raw: bytes, number: int) -> tuple[Any, dict[str, Any] | None]:
+    def _take(self, raw: bytes | TooLong, number: int) -> tuple[Any, dict[str, Any] | None]:
         """(the message to pass on now, None), (None, the error answering it) or (None, None): a blank line, or a
         request held while :data:`MAX_IN_FLIGHT` are unanswered (or others are held before it)."""
+        if isinstance(raw, TooLong):
+            return None, parse_error(too_long(number, self.max_body, raw.size), id_in_head(raw.head))
         line, why = refused(raw, number)
         if why is not None:
             return None, parse_error(why, id_of(raw.decode("utf-8", "surrogateescape")))
@@ -280,24 +303,40 @@ class _Lines:
             self.unanswered.discard((message.params or {}).get("requestId"))  # type: ignore[arg-type]
 
 
-def _raw_lines(source: BinaryIO) -> Iterator[bytes]:
-    """``source``'s lines as bytes, read from its file descriptor where it has one: a daemon thread blocked in a
-    buffered file's read holds its lock, which the interpreter's exit then waits on (a fatal error), where one
-    blocked in os.read holds nothing. A source with no descriptor (a test's bytes) is read by its own lines."""
+def _raw_lines(source: BinaryIO, limit: int = MAX_BODY_BYTES) -> Iterator[bytes | TooLong]:
+    """``source``'s lines as bytes, each one longer than ``limit`` bytes (its newline not counted) as a
+    :class:`TooLong`, read from its file descriptor where it has one: a daemon thread blocked in a buffered file's
+    read holds its lock, which the interpreter's exit then waits on (a fatal error), where one blocked in os.read
+    holds nothing. Read so, at most ``limit`` bytes and a read's are held: a line past them is told at once and read
+    on to its newline unkept (a line of gigabytes, or bytes that never end, grew the memory until the process was
+    killed). A source with no descriptor (a test's lines) is read by its own lines."""
     try:
         fd = source.fileno()
     except (AttributeError, OSError, ValueError):
-        yield from source
+        for line in source:
+            size = len(line) - line.endswith(b"\n")
+            yield TooLong(line[:HEAD_BYTES], size) if size > limit else line
         return
     pending = bytearray()
+    skipping = False  # an over-long line, told already, is read past to its newline
     while chunk := os.read(fd, 1 << 16):
+        if skipping:
+            at = chunk.find(b"\n")
+            if at < 0:
+                continue
+            chunk, skipping = chunk[at + 1:], False
         start = len(pending)  # where a newline may be: the bytes before held none
         pending += chunk
         cut = 0
         while (at := pending.find(b"\n", start)) >= 0:
-            yield bytes(pending[cut:at + 1])
+            size = at - cut
+            yield TooLong(bytes(pending[cut:cut + HEAD_BYTES]), size) if size > limit else bytes(pending[cut:at + 1])
             cut = start = at + 1
         del pending[:cut]
+        if len(pending) > limit:  # told now, not at its end: a line may never end
+            yield TooLong(bytes(pending[:HEAD_BYTES]), None)
+            skipping = True
+            pending.clear()
     if pending:
         yield bytes(pending)
 
@@ -328,11 +367,13 @@ class _NoLines:
 
 
 @asynccontextmanager
-async def strict_stdio(source: BinaryIO | None = None, stdout: Any = None) -> AsyncIterator[tuple[Any, Any]]:
+async def strict_stdio(source: BinaryIO | None = None, stdout: Any = None,
+                       max_body: int = MAX_BODY_BYTES) -> AsyncIterator[tuple[Any, Any]]:
     """(read stream, write stream) for an MCP server, as the SDK's stdio_server yields them; ``source`` (bytes) and
-    ``stdout`` (an anyio text file): a client's pipes instead of the process's stdin and stdout (a test's)."""
+    ``stdout`` (an anyio text file): a client's pipes instead of the process's stdin and stdout (a test's);
+    ``max_body``: a line's bytes at most (sam-serve --max-body-mb), a longer one answered with an error."""
     source, release = _claim_stdin() if source is None else (source, None)
-    lines, done = _Lines(source), anyio.Event()
+    lines, done = _Lines(source, max_body), anyio.Event()
     sender, receiver = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
     async def feed() -> None:
@@ -356,4 +397,4 @@ async def strict_stdio(source: BinaryIO | None = None, stdout: Any = None) -> As
             release()
 
 
-__all__ = ["refused", "strict_stdio"]
+__all__ = ["TooLong", "refused", "strict_stdio", "too_long"]
