@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from sam_model.io import json_type
-from sam_model.scripts import emoji_joins, looks_latin, mixed, script
+from sam_model.scripts import all_alike, emoji_joins, looks_latin, mixed, script
 
 MAX_K = 10_000  # results of one search
 MAX_TEXT_CHARS = 100_000  # one memory's text, one query or observation (~25k tokens; BERT reads 512 at most)
@@ -254,8 +254,9 @@ def scope_flaw(value: str) -> Flaw | None:
     backwards) or a soft hyphen; one of :data:`UNSEEN`; a variation selector after a base it shows no variation of
     (:func:`_selects`); a form other than Unicode NFC (``'e\u0301'`` for ``'é'``); a word whose letters mix scripts
     (sam_model.scripts.mixed: ``'\u0430lice'`` with a Cyrillic a; ``'user-\u0418\u0432\u0430\u043d'``, a Latin word
-    and a Cyrillic one, is taken); or, beside Latin letters, a word wholly of letters that look like Latin ones
-    (sam_model.scripts.looks_latin: ``'\u0458.smith'``), though an emoji ZWJ sequence's joiner shows.
+    and a Cyrillic one, is taken); beside Latin letters, a word wholly of letters that look like Latin ones
+    (sam_model.scripts.looks_latin: ``'\u0458.smith'``), though an emoji ZWJ sequence's joiner shows; or letters all of other scripts that look like Latin ones (sam_model.scripts.all_alike:
+    ``'\u0440\u0430\u0443\u0440\u0430'`` reads 'paypa'), TR39's whole-script confusable.
     Why: each made an id that looks like another yet was another scope, so a user whose client normalized
     differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.
     Refused, not normalized: normalizing would move (on a load) or merge (on a call) the scopes of saves already
@@ -295,6 +296,11 @@ def scope_flaw(value: str) -> Flaw | None:
                     "write that word in Latin letters, or the whole id in one script: a word of look-alikes beside "
                     "Latin words makes an id that looks like another's ('\\u0458.smith' for 'j.smith'), yet is another "
                     "scope", "2026-12-07")
+    if (reads := all_alike(value)) is not None:
+        of = " and ".join(dict.fromkeys(script(ch) for ch in value if ch.isalpha()))
+        return Flaw(f"is written wholly in {of} letters that look like Latin ones: it reads as the Latin {reads!r}",
+                    "give an id holding a letter that looks like no Latin one, or the Latin id itself: an id of "
+                    "look-alikes alone looks like another's Latin id, yet is another scope", "2026-12-07")
     return None
 
 

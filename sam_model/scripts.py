@@ -7,8 +7,8 @@ real ids join a Latin prefix to a name in its own script ('user-محمد', 'tena
 wholly of letters that look like Latin ones ('ј.smith', its 'ј' Cyrillic; 'user-асе') would pass beside Latin words:
 such a word is refused in an id holding Latin letters (:data:`LOOKS_LATIN`, TR39's confusables of Latin letters in
 Cyrillic, Greek and Armenian). Digits, punctuation, symbols, emoji and combining marks (scripts Common and
-Inherited) go with any. A look-alike written wholly in another script ('рау', Cyrillic) is not told by this rule:
-that needs TR39's confusables table."""
+Inherited) go with any. An id written wholly in letters of another script that look like Latin ones ('раура',
+Cyrillic, reads 'paypa') is told by a few rows of TR39's confusables table (:data:`LATIN_OF`, :func:`all_alike`)."""
 
 from __future__ import annotations
 
@@ -48,13 +48,26 @@ def script(ch: str) -> str:
     return unicodedata.name(ch, "UNNAMED").split()[0].title()
 
 
-# letters of Cyrillic, Greek and Armenian that TR39's confusables table takes for Latin ones (a list, not the table)
-LOOKS_LATIN = frozenset("\u0430\u0441\u0501\u0435\u04bb\u0456\u0458\u04cf\u043e\u0440\u051b\u0455\u051d\u0445\u0443\u04af"
-                        "\u0410\u0412\u0421\u0415\u041d\u0406\u0408\u041a\u041c\u041e\u0420\u0405\u0422\u0425\u0423\u04ae"
-                        "\u051a\u051c\u04c0"
-                        "\u03bf\u03bd\u03b1\u03b9\u03c1\u03c5\u03b3\u03c7\u03f2\u03f3"
-                        "\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7"
-                        "\u0585\u057d\u0570\u0578\u0566\u0555\u054d")
+# letters of Cyrillic, Greek and Armenian that Unicode's confusables.txt (UTS #39, version 17.0.0 of 2025-07-22,
+# https://www.unicode.org/Public/security/17.0.0/confusables.txt) maps to one Latin letter, with that letter: its
+# prototype (capital I-like letters map to 'l', as Latin 'I' does). A few letters, not the table: the ones that make
+# real-looking Latin words. GREEK SMALL LETTER CHI's prototype is U+AB53 LATIN SMALL LETTER CHI, drawn as 'x'
+LATIN_OF = {
+    # Cyrillic
+    "\u0430": "a", "\u0441": "c", "\u0501": "d", "\u0435": "e", "\u04bb": "h", "\u0456": "i", "\u0458": "j",
+    "\u04cf": "i", "\u043e": "o", "\u0440": "p", "\u051b": "q", "\u0455": "s", "\u051d": "w", "\u0445": "x",
+    "\u0443": "y", "\u04af": "y", "\u0410": "A", "\u0412": "B", "\u0421": "C", "\u0415": "E", "\u041d": "H",
+    "\u0406": "l", "\u0408": "J", "\u041a": "K", "\u041c": "M", "\u041e": "O", "\u0420": "P", "\u0405": "S",
+    "\u0422": "T", "\u0425": "X", "\u0423": "Y", "\u04ae": "Y", "\u051a": "Q", "\u051c": "W", "\u04c0": "l",
+    # Greek
+    "\u03bf": "o", "\u03bd": "v", "\u03b1": "a", "\u03b9": "i", "\u03c1": "p", "\u03c5": "u", "\u03b3": "y",
+    "\u03c7": "x", "\u03f2": "c", "\u03f3": "j", "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z",
+    "\u0397": "H", "\u0399": "l", "\u039a": "K", "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P",
+    "\u03a4": "T", "\u03a5": "Y", "\u03a7": "X",
+    # Armenian
+    "\u0585": "o", "\u057d": "u", "\u0570": "h", "\u0578": "n", "\u0566": "q", "\u0555": "O", "\u054d": "U",
+}
+LOOKS_LATIN = frozenset(LATIN_OF)
 
 
 def words(value: str) -> list[tuple[int, str]]:
@@ -124,4 +137,17 @@ def emoji_joins(value: str, i: int) -> bool:
     return bool(before) and len(value[:i]) - len(before) <= 2 and bool(_PICTURE.fullmatch(before[-1]))
 
 
-__all__ = ["LOOKS_LATIN", "emoji_joins", "looks_latin", "mixed", "script", "words"]
+def all_alike(value: str) -> str | None:
+    """The Latin ``value`` reads as (each look-alike as its :data:`LATIN_OF` letter), where every letter of it is a
+    letter of another script that looks like a Latin one ('\u0440\u0430\u0443\u0440\u0430', Cyrillic, reads 'paypa'),
+    else None: TR39's whole-script confusable with Latin, which browsers' IDN policies show as punycode. Such an id
+    poses as another tenant's Latin id with no Latin letter for :func:`looks_latin` to tell it by. An id with a
+    letter that looks like none ('\u0418\u0432\u0430\u043d-\u0441\u0430\u0445\u0430\u0440', its '\u0418') reads
+    as no Latin id, and is taken."""
+    letters = [ch for ch in value if unicodedata.category(ch).startswith("L")]
+    if not letters or not all(ch in LATIN_OF for ch in letters):
+        return None
+    return "".join(LATIN_OF.get(ch, ch) for ch in value)
+
+
+__all__ = ["LATIN_OF", "LOOKS_LATIN", "all_alike", "emoji_joins", "looks_latin", "mixed", "script", "words"]

@@ -69,12 +69,16 @@ def test_a_word_of_latin_lookalikes_beside_latin_letters_is_refused(value, word,
     assert "write that word in Latin letters" in said and "\n" not in said
 
 
-def test_a_word_of_lookalikes_alone_or_with_a_letter_that_is_no_lookalike_is_taken():
-    """Only beside Latin letters: 'асе' alone is the whole-script look-alike this rule does not tell (as before);
-    'Иван' holds an 'И', which looks like no Latin letter."""
-    for value in ("\u0430\u0441\u0435", "\u0430\u0441\u0435-42", "tenant-\u0418\u0432\u0430\u043d",
-                  "\u03c1\u03bf-\u0394"):
+def test_a_word_of_lookalikes_with_a_letter_that_is_no_lookalike_is_taken_and_alone_is_not():
+    """'Иван' holds an 'И', which looks like no Latin letter, and so does 'ρο-Δ' its 'Δ'. 'асе' alone was taken
+    until 2026-12-07 (the whole-script look-alike, no Latin letter beside it): now refused by its own rule
+    (tests/test_scope_confusables.py)."""
+    for value in ("tenant-\u0418\u0432\u0430\u043d", "\u03c1\u03bf-\u0394"):
         assert check_scope(value, "user_id") == value
+    for value in ("\u0430\u0441\u0435", "\u0430\u0441\u0435-42"):
+        with pytest.raises(ValueError, match="^user_id is written wholly in Cyrillic letters that look like Latin "
+                                             "ones: it reads as the Latin 'ace"):
+            check_scope(value, "user_id")
 
 
 def test_the_rule_per_word_refuses_nothing_the_rule_per_id_took():
@@ -180,7 +184,8 @@ def test_an_old_save_of_a_mixed_id_loads_and_its_memories_are_read_updated_and_d
     assert [r["memory"] for r in memory.get_all(all_scopes=True)["results"]] == ["I live in Lyon"]
 
 
-@pytest.mark.parametrize("old_id", [CYRILLIC_A, "mia\u200b"])  # a mixed id, an invisible character's (2026-12-07)
+# a mixed id, an invisible character's, a whole-script look-alike (2026-12-07)
+@pytest.mark.parametrize("old_id", [CYRILLIC_A, "mia\u200b", "\u0440\u0430\u0443\u0440\u0430"])
 def test_an_update_over_http_of_a_memory_under_an_old_id_is_taken(tmp_path, monkeypatch, old_id):
     """A read or a delete of an id no add takes, where memories are held under it, was taken; an update was refused
     ('user_id holds the invisible character'), so its user could not correct the words of their own memory."""

@@ -1,0 +1,91 @@
+"""Scope ids that pose as a Latin id with no Latin letter to tell them by are refused on every entry point
+(sam_model.limits.scope_flaw): an id written wholly in Cyrillic, Greek or Armenian letters that look like Latin ones
+('раура', Cyrillic, reads 'paypa'; TR39's whole-script confusable, which browsers show as punycode),. Until 2026-12-07 each was taken as a scope of
+its own, another tenant's or user's look-alike. A name in its own script holding a letter that looks like no Latin
+one is taken, and a save or log holding such an id (written before) loads, its memories read, updated and deleted
+by the id as written; no add takes it."""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+
+import pytest
+
+import sam_model.memory.scoped as scoped_module
+import sam_model.store as store_module
+from sam_model.limits import check_scope
+from sam_model.memory import HashingEncoder, ScopedMemory
+from sam_model.scripts import LATIN_OF, all_alike
+
+PAYPA = "\u0440\u0430\u0443\u0440\u0430"  # Cyrillic er, a, u, er, a
+SCOPE = "\u0455\u0441\u043e\u0440\u0435"  # Cyrillic dze, es, o, er, ie
+
+
+@pytest.mark.parametrize(("value", "of", "reads"), [
+    (PAYPA, "Cyrillic", "paypa"), (SCOPE, "Cyrillic", "scope"), ("\u0410\u0412\u0421-42", "Cyrillic", "ABC-42"),
+    ("\u03bf\u03bd\u03b1", "Greek", "ova"), ("\u0391\u039c\u0391\u0396\u039f\u039d", "Greek", "AMAZON"),
+    ("\u0441\u0430\u0445\u0430\u0440 \u039a\u039f", "Cyrillic and Greek", "caxap KO"),  # two words, two scripts
+    ("\u0570\u0585\u057d", "Armenian", "hou"),
+])
+def test_an_id_wholly_of_latin_lookalikes_is_refused_naming_the_latin_it_reads_as(value, of, reads):
+    with pytest.raises(ValueError) as refused:
+        check_scope(value, "agent_id")
+    said = str(refused.value)
+    assert said.startswith(f"agent_id is written wholly in {of} letters that look like Latin ones: it reads as the "
+                           f"Latin {reads!r}: give an id holding a letter that looks like no Latin one"), said
+    assert "\n" not in said
+
+
+@pytest.mark.parametrize("value", [
+    "tenant-\u0418\u0432\u0430\u043d", "user-\u0645\u062d\u0645\u062f",  # a Latin prefix, a name in its own script
+    "\u0418\u0432\u0430\u043d", "\u043c\u043e\u0441\u043a\u0432\u0430",  # 'И', 'м', 'к', 'в' look like no Latin letter
+    "\u0418\u0432\u0430\u043d-\u0441\u0430\u0445\u0430\u0440",  # a word of look-alikes beside one that is none
+    "\u03a9\u03bc\u03ad\u03b3\u03b1", "user-\u03a9\u03bc\u03ad\u03b3\u03b1", "\u03c1\u03bf-\u0394",
+    "42", "\U0001f469\U0001f4bb", "alice",
+])
+def test_a_name_with_a_letter_that_looks_like_no_latin_one_is_taken(value):
+    assert check_scope(value, "user_id") == value
+
+
+def test_a_greek_letter_in_a_latin_word_is_refused_as_mixing_scripts():
+    """'user-Ωmega': Ω looks like no Latin letter, but 'Ωmega' mixes Greek and Latin in one word (TR39's highly
+    restrictive rule), so it is refused, as before; 'user-Ωμέγα', the word all Greek, is taken (above)."""
+    with pytest.raises(ValueError, match="^user_id mixes scripts: '\u03a9' \\(GREEK CAPITAL LETTER OMEGA\\) at "
+                                         "position 5 is Greek, 'm'"):
+        check_scope("user-\u03a9mega", "user_id")
+
+
+def test_the_table_maps_each_lookalike_to_one_latin_letter_of_its_look():
+    for letter, latin in LATIN_OF.items():
+        assert unicodedata.name(letter).split()[0] in ("CYRILLIC", "GREEK", "ARMENIAN"), letter
+        assert len(latin) == 1 and latin.isascii() and latin.isalpha(), (letter, latin)
+    assert all_alike("\u0456\u0455") == "is" and all_alike("is") is None and all_alike("42") is None
+
+
+@pytest.mark.parametrize("old_id", [PAYPA])
+def test_an_old_save_under_such_an_id_loads_its_memories_read_updated_and_deleted(tmp_path, monkeypatch, caplog,
+                                                                                  old_id):
+    with monkeypatch.context() as before:  # the entry points as they were until 2026-12-07: the id taken
+        before.setattr(scoped_module, "check_scope", lambda value, name: value)
+        before.setattr(store_module, "check_scope_characters", lambda value, name: value)
+        old = ScopedMemory(HashingEncoder(16))
+        old.add([{"role": "user", "content": "my card ends 4242"}, {"role": "user", "content": "I fly on Monday"}],
+                user_id=old_id)
+        old.add("I live in Lyon", user_id="paypa")
+        old.save(tmp_path / "m")
+    with caplog.at_level(logging.WARNING, logger="sam_model.store"):
+        memory = ScopedMemory.load(tmp_path / "m", HashingEncoder(16))
+    said = [r.getMessage() for r in caplog.records if f"user_id {old_id!r} of 2 memories" in r.getMessage()]
+    assert len(said) == 1 and "since 2026-12-07" in said[0], caplog.text
+    kept = memory.get_all(user_id=old_id)["results"]
+    assert [r["memory"] for r in kept] == ["my card ends 4242", "I fly on Monday"]  # read by the id as written
+    memory.update(kept[0]["id"], "my card ends 9999", user_id=old_id)
+    assert [r["memory"] for r in memory.get_all(user_id=old_id)["results"]] == ["my card ends 9999",
+                                                                                 "I fly on Monday"]
+    with pytest.raises(ValueError, match="^user_id is written wholly in Cyrillic"):
+        memory.add("I moved to Paris", user_id=old_id)
+    with pytest.raises(ValueError, match="^agent_id is written wholly in Cyrillic"):
+        memory.get_all(user_id="paypa", agent_id=old_id)  # no memory held under it as an agent_id: refused
+    memory.delete_all(user_id=old_id)
+    assert [r["memory"] for r in memory.get_all(all_scopes=True)["results"]] == ["I live in Lyon"]  # never reached
