@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from sam_model.io import json_type
-from sam_model.scripts import all_alike, emoji_joins, looks_latin, mixed, script
+from sam_model.scripts import all_alike, compatibility, emoji_joins, looks_latin, mixed, script
 
 MAX_K = 10_000  # results of one search
 MAX_TEXT_CHARS = 100_000  # one memory's text, one query or observation (~25k tokens; BERT reads 512 at most)
@@ -255,7 +255,10 @@ def scope_flaw(value: str) -> Flaw | None:
     (:func:`_selects`); a form other than Unicode NFC (``'e\u0301'`` for ``'é'``); a word whose letters mix scripts
     (sam_model.scripts.mixed: ``'\u0430lice'`` with a Cyrillic a; ``'user-\u0418\u0432\u0430\u043d'``, a Latin word
     and a Cyrillic one, is taken); beside Latin letters, a word wholly of letters that look like Latin ones
-    (sam_model.scripts.looks_latin: ``'\u0458.smith'``), though an emoji ZWJ sequence's joiner shows; or letters all of other scripts that look like Latin ones (sam_model.scripts.all_alike:
+    (sam_model.scripts.looks_latin: ``'\u0458.smith'``), though an emoji ZWJ sequence's joiner shows; a form other
+    than NFKC (a fullwidth ``'\uff55\uff53\uff45\uff52'`` or mathematical bold ``'\U0001d42e'`` for ``'user'``; an emoji
+    such as '\u203c\ufe0f' is taken: sam_model.scripts.compatibility); or
+    letters all of other scripts that look like Latin ones (sam_model.scripts.all_alike:
     ``'\u0440\u0430\u0443\u0440\u0430'`` reads 'paypa'), TR39's whole-script confusable.
     Why: each made an id that looks like another yet was another scope, so a user whose client normalized
     differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.
@@ -280,6 +283,12 @@ def scope_flaw(value: str) -> Flaw | None:
                     "in NFC)",
                     "send it normalized to NFC, unicodedata.normalize('NFC', id) (the same letters written another "
                     "way would be another scope)", "2026-12-07")
+    if (changed := compatibility(value)) is not None:
+        at, nfkc = changed
+        return Flaw(f"is not in Unicode NFKC form ({value[at]!r}, {unicodedata.name(value[at], 'a character')}, at "
+                    f"position {at}; the id is {nfkc[:60]!r} in NFKC)",
+                    "send its NFKC form, unicodedata.normalize('NFKC', id) (a fullwidth, mathematical or other "
+                    "compatibility letter looks like the plain one, yet makes another scope)", "2026-12-07")
     if (mix := mixed(value)) is not None:
         said = [f"{value[i]!r} ({unicodedata.name(value[i], 'a letter')}) at position {i} is {script(value[i])}"
                 for i in mix]

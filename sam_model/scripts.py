@@ -150,4 +150,19 @@ def all_alike(value: str) -> str | None:
     return "".join(LATIN_OF.get(ch, ch) for ch in value)
 
 
-__all__ = ["LATIN_OF", "LOOKS_LATIN", "all_alike", "emoji_joins", "looks_latin", "mixed", "script", "words"]
+def compatibility(value: str) -> tuple[int, str] | None:
+    """(the position of the first character of ``value`` that Unicode NFKC changes, ``value`` with each such character
+    as NFKC writes it), or None: a fullwidth 'ｕ', a mathematical bold '𝐮', a ligature 'ﬁ', a circled '①' or a
+    no-break space look like the plain letters yet make another id. An emoji is left as it is ('‼️', '™️', 'ℹ️',
+    '㊗️', ids real users pick): shown as a picture, it looks like none of the letters NFKC writes for it ('!!', 'i').
+    Per character: in a string in NFC, NFKC changes only the characters it decomposes."""
+    first, written = None, []
+    for i, ch in enumerate(value):
+        plain = ch if _PICTURE.fullmatch(ch) else unicodedata.normalize("NFKC", ch)
+        if plain != ch and first is None:
+            first = i
+        written.append(plain)
+    return None if first is None else (first, unicodedata.normalize("NFC", "".join(written)))
+
+
+__all__ = ["LATIN_OF", "LOOKS_LATIN", "all_alike", "compatibility", "emoji_joins", "looks_latin", "mixed", "script", "words"]

@@ -1,6 +1,7 @@
 """Scope ids that pose as a Latin id with no Latin letter to tell them by are refused on every entry point
 (sam_model.limits.scope_flaw): an id written wholly in Cyrillic, Greek or Armenian letters that look like Latin ones
-('раура', Cyrillic, reads 'paypa'; TR39's whole-script confusable, which browsers show as punycode),. Until 2026-12-07 each was taken as a scope of
+('раура', Cyrillic, reads 'paypa'; TR39's whole-script confusable, which browsers show as punycode), and an id that
+Unicode NFKC changes (fullwidth 'ｕｓｅｒ-1', mathematical bold '𝐮𝐬𝐞𝐫'). Until 2026-12-07 each was taken as a scope of
 its own, another tenant's or user's look-alike. A name in its own script holding a letter that looks like no Latin
 one is taken, and a save or log holding such an id (written before) loads, its memories read, updated and deleted
 by the id as written; no add takes it."""
@@ -20,6 +21,8 @@ from sam_model.scripts import LATIN_OF, all_alike
 
 PAYPA = "\u0440\u0430\u0443\u0440\u0430"  # Cyrillic er, a, u, er, a
 SCOPE = "\u0455\u0441\u043e\u0440\u0435"  # Cyrillic dze, es, o, er, ie
+FULLWIDTH = "\uff55\uff53\uff45\uff52-1"
+BOLD = "\U0001d42e\U0001d42c\U0001d41e\U0001d42b"  # MATHEMATICAL BOLD SMALL U, S, E, R
 
 
 @pytest.mark.parametrize(("value", "of", "reads"), [
@@ -63,7 +66,30 @@ def test_the_table_maps_each_lookalike_to_one_latin_letter_of_its_look():
     assert all_alike("\u0456\u0455") == "is" and all_alike("is") is None and all_alike("42") is None
 
 
-@pytest.mark.parametrize("old_id", [PAYPA])
+@pytest.mark.parametrize(("value", "at", "name", "nfkc"), [
+    (FULLWIDTH, 0, "FULLWIDTH LATIN SMALL LETTER U", "user-1"), (BOLD, 0, "MATHEMATICAL BOLD SMALL U", "user"),
+    ("mia-\u2460", 4, "CIRCLED DIGIT ONE", "mia-1"), ("\ufb01le", 0, "LATIN SMALL LIGATURE FI", "file"),
+    ("user\u00a01", 4, "NO-BREAK SPACE", "user 1"),
+])
+def test_an_id_nfkc_changes_is_refused_naming_its_nfkc_form(value, at, name, nfkc):
+    with pytest.raises(ValueError) as refused:
+        check_scope(value, "run_id")
+    said = str(refused.value)
+    assert said.startswith(f"run_id is not in Unicode NFKC form ({value[at]!r}, {name}, at position {at}; the id is "
+                           f"{nfkc!r} in NFKC): send its NFKC form, unicodedata.normalize('NFKC', id)"), said
+    assert "\n" not in said
+
+
+def test_ids_nfkc_leaves_as_they_are_and_emoji_it_would_write_as_letters_are_taken():
+    """'‼️' is '!!' in NFKC, 'ℹ️' 'i', '™️' 'TM': shown as pictures they look like none of them, and were taken."""
+    for value in ("Jos\u00e9", "\u7530\u4e2d", "\ud55c\uad6d", "\u2764\ufe0f\u200d\U0001f525", "a b", "mia_li-3",
+                  "\u203c\ufe0f", "\u2139\ufe0f", "mia-\u2122\ufe0f", "\u3297\ufe0f"):
+        assert check_scope(value, "user_id") == value
+    with pytest.raises(ValueError, match="the id is 'mia-\u203c-1' in NFKC"):  # the emoji kept as it is
+        check_scope("mia-\u203c-\uff11", "user_id")
+
+
+@pytest.mark.parametrize("old_id", [PAYPA, FULLWIDTH, BOLD])
 def test_an_old_save_under_such_an_id_loads_its_memories_read_updated_and_deleted(tmp_path, monkeypatch, caplog,
                                                                                   old_id):
     with monkeypatch.context() as before:  # the entry points as they were until 2026-12-07: the id taken
@@ -83,9 +109,9 @@ def test_an_old_save_under_such_an_id_loads_its_memories_read_updated_and_delete
     memory.update(kept[0]["id"], "my card ends 9999", user_id=old_id)
     assert [r["memory"] for r in memory.get_all(user_id=old_id)["results"]] == ["my card ends 9999",
                                                                                  "I fly on Monday"]
-    with pytest.raises(ValueError, match="^user_id is written wholly in Cyrillic"):
+    with pytest.raises(ValueError, match="^user_id is (written wholly in Cyrillic|not in Unicode NFKC)"):
         memory.add("I moved to Paris", user_id=old_id)
-    with pytest.raises(ValueError, match="^agent_id is written wholly in Cyrillic"):
+    with pytest.raises(ValueError, match="^agent_id is (written wholly in Cyrillic|not in Unicode NFKC)"):
         memory.get_all(user_id="paypa", agent_id=old_id)  # no memory held under it as an agent_id: refused
     memory.delete_all(user_id=old_id)
     assert [r["memory"] for r in memory.get_all(all_scopes=True)["results"]] == ["I live in Lyon"]  # never reached

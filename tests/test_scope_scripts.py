@@ -184,8 +184,8 @@ def test_an_old_save_of_a_mixed_id_loads_and_its_memories_are_read_updated_and_d
     assert [r["memory"] for r in memory.get_all(all_scopes=True)["results"]] == ["I live in Lyon"]
 
 
-# a mixed id, an invisible character's, a whole-script look-alike (2026-12-07)
-@pytest.mark.parametrize("old_id", [CYRILLIC_A, "mia\u200b", "\u0440\u0430\u0443\u0440\u0430"])
+# a mixed id, an invisible character's, a whole-script look-alike, a fullwidth one (2026-12-07)
+@pytest.mark.parametrize("old_id", [CYRILLIC_A, "mia\u200b", "\u0440\u0430\u0443\u0440\u0430", "\uff55\uff53\uff45\uff52"])
 def test_an_update_over_http_of_a_memory_under_an_old_id_is_taken(tmp_path, monkeypatch, old_id):
     """A read or a delete of an id no add takes, where memories are held under it, was taken; an update was refused
     ('user_id holds the invisible character'), so its user could not correct the words of their own memory."""
