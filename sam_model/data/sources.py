@@ -702,7 +702,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # ("AID", "OID", "K_ID": no name part of two letters before the Id) reads it as a string, a literal the user gave (it
 # was read as a key column's name, which made the query's double quotes names). Other queries, examples/logs and
 # tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 212
+# 213: a folder's file named as a database (.db, .sqlite, .sqlite3) that does not open with SQLite's header (empty,
+# another program's such as Windows' Thumbs.db, one that cannot be opened) is passed over with a warning naming it
+# (one that could not be opened refused the whole folder). Every converted file and folder, examples/logs and
+# tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 213
 
 
 @dataclass(frozen=True)

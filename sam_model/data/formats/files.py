@@ -31,6 +31,7 @@ import hashlib
 import io
 import itertools
 import json
+import logging
 import re
 import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -73,6 +74,8 @@ from sam_model.data.formats import (
 from sam_model.data.formats.base import Conversation, CutLine, NotJSON, TranscriptFormatError, strict_loads
 from sam_model.io import ZSTD_MAGIC, SAMFileError, check_compression, json_type, not_found
 from sam_model.limits import too_deep
+
+log = logging.getLogger(__name__)
 
 MAX_DEPTH = 100  # deepest nesting of objects and lists a document may have (a conversation needs about 10)
 _EPISODE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
@@ -178,8 +181,7 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     # OpenAI Agents SDK app's SQLiteSession databases likewise (any .db, .sqlite or .sqlite3 holding its messages table: agents_db.tables):
     # a folder of agents was "a folder without ..." where its conversations were. One walk for both, each file
     # opened by each test once (a walk each: the Agents SDK's test opened the ADK stores too, the ADK test its twice)
-    databases = sorted(q for q in folder.rglob("*") if q.suffix in sqlitestores.SUFFIXES and q not in claimed
-                       and q.is_file())
+    databases = [q for q in _named_databases(folder, claimed) if sqlitestores.unopened(q) is None]
     adk_stores = {q for q in databases if adk_db.is_store(q)}
     kinds["adk-db"] = [q for q in databases if q in adk_stores]
     kinds["agents-db"] = [q for q in databases if q not in adk_stores and agents_db.is_store(q)]
@@ -195,6 +197,19 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     if kinds["agents-db"]:
         _no_log_beside(folder, kinds["agents-db"], {q for files in kinds.values() for q in files} | set(claimed))
     return {kind: files for kind, files in kinds.items() if files}
+
+
+def _named_databases(folder: Path, claimed: Collection[Path] = ()) -> list[Path]:
+    """The files under ``folder`` named as SQLite databases (:data:`sqlitestores.SUFFIXES`), sorted."""
+    return sorted(q for q in folder.rglob("*") if q.suffix in sqlitestores.SUFFIXES and q not in claimed
+                  and q.is_file())
+
+
+def passed_over(folder: Path) -> list[tuple[Path, str]]:
+    """(file, why) for each file under ``folder`` named as a database that is no SQLite file
+    (:func:`sqlitestores.unopened`: empty, another program's, one that cannot be opened), which :func:`layouts`
+    passes over: a Windows Thumbs.db or an empty sessions.db refused the whole folder, or went without a word."""
+    return [(q, why) for q in _named_databases(folder) if (why := sqlitestores.unopened(q)) is not None]
 
 
 def _no_log_beside(folder: Path, databases: list[Path], named: Collection[Path]) -> None:
@@ -860,6 +875,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
     file's name, which SWE-agent names by it), so an instance's runs share a split. ``format``: the --format given,
     refused unless it is the reader of every layout the folder holds (:func:`_check_forced`)."""
     found = layouts(folder)
+    for q, why in passed_over(folder):  # said where the folder is read, once (layouts is asked several times)
+        log.warning("%s %s: passed over, as no session database", q, why)
     if not found:
         raise SAMFileError(sessions.multi_agent_only(folder) or eventless(folder) or headless_only(folder) or (
             f"{folder} is a folder without SWE-agent .traj files, mini-swe-agent .traj.json files, session stores "

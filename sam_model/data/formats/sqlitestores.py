@@ -31,6 +31,20 @@ def is_sqlite(p: Path) -> bool:
         return False
 
 
+def unopened(p: Path) -> str | None:
+    """Why a file a folder names as a database (:data:`SUFFIXES`) is no SQLite file, so no log to read (None: it
+    opens with SQLite's header): empty, another program's file (Windows' Thumbs.db), or one that cannot be opened
+    (Explorer holds Thumbs.db locked; its permissions). Such a file refused the whole folder, or was passed over
+    without a word: its folder passes it over saying why, as the user's data is never in it."""
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(len(MAGIC))
+    except OSError as exc:
+        return (f"cannot be opened ({exc.strerror or exc}; if it is a session database, make it readable and read "
+                "the folder again)")
+    return None if is_database(head) else "is empty" if not head else "is not an SQLite file"
+
+
 def read_only(p: Path) -> sqlite3.Connection:
     """``p`` opened read-only (a running app's database is never written)."""
     return sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
