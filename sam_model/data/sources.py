@@ -706,7 +706,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # another program's such as Windows' Thumbs.db, one that cannot be opened) is passed over with a warning naming it
 # (one that could not be opened refused the whole folder). Every converted file and folder, examples/logs and
 # tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 213
+# 214: Agent Framework's MessagePack stores (serialization_format="msgpack": a FileSessionStore's <session_id>.msgpack
+# snapshot, a FileHistoryProvider's <session_id>.msgpack records) are read, alone or in a folder, as their JSON is
+# (no reader took them). Every other file, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 214
 
 
 @dataclass(frozen=True)

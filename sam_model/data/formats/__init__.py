@@ -151,7 +151,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            "history provider's messages of contents: text, function_call, function_result)",
            'one session a .json file holding session.to_dict() (an "instructions" field beside it the agent\'s '
            'instructions, which the session does not hold), a .jsonl of them, one a line, or a folder of them (a '
-           'FileSessionStore\'s); or a FileHistoryProvider\'s <session_id>.jsonl, one message a line, or its folder',
+           'FileSessionStore\'s); or a FileHistoryProvider\'s <session_id>.jsonl, one message a line, or its folder; '
+           'either store\'s .msgpack (serialization_format="msgpack") likewise',
            agent_framework.to_chat, agent_framework.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);

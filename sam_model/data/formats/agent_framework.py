@@ -3,7 +3,8 @@
 An ``AgentSession`` is ``{"type": "session", "session_id", "service_session_id", "state": {...}}``; the
 conversation is in its state, where each history provider keeps its own: ``state[source_id]["messages"]``
 (``InMemoryHistoryProvider``, the agent's default, under ``in_memory``). A ``FileSessionStore`` writes the same
-object, one ``<session_id>.json`` a session (beside a ``"version"``). Each message is ``Message.to_dict()``:
+object, one ``<session_id>.json`` a session (beside a ``"version"``); of ``serialization_format="msgpack"`` it and a
+``FileHistoryProvider`` write MessagePack (:func:`packed`). Each message is ``Message.to_dict()``:
 ``{"type": "message", "role", "contents": [...], "author_name"?}``, and each content ``{"type": ...}``: ``text``
 (its ``text``), ``function_call`` (``call_id``, ``name``, ``arguments`` an object or the model's JSON text) and
 ``function_result`` (``call_id``, ``result`` the words the model was given, ``items`` the same as text contents).
@@ -22,11 +23,12 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections import Counter
-from collections.abc import Mapping, Set
+from collections.abc import Iterator, Mapping, Set
 from typing import Any
 
 from sam_model.data.formats import chat
 from sam_model.data.formats.base import FAILED, Chat, OwnFieldError, TranscriptFormatError, chat_call, each
+from sam_model.data.formats.messagepack import MessagePackError, json_like, loads
 from sam_model.io import json_type
 
 DEFAULT_SOURCE = "in_memory"  # InMemoryHistoryProvider.DEFAULT_SOURCE_ID: the history an agent keeps unasked
@@ -34,6 +36,8 @@ EXCEPTION = "exception"  # a function_result's field the framework sets (to a ma
 READ = ("text", "function_call", "function_result")
 ENCODED = "~session-"  # a FileHistoryProvider's (and FileSessionStore's) file stem of a session id it encodes
 DIGEST = "sha256-"  # after ENCODED: the id was too long to encode in a file name, its digest names the file
+PACKED = ".msgpack"  # the files of a FileSessionStore or FileHistoryProvider of serialization_format="msgpack"
+RECORD_HEADER = 4  # bytes of a FileHistoryProvider's MessagePack record's length (big-endian) before it
 
 
 def is_message(m: Any) -> bool:
@@ -82,6 +86,39 @@ def kept_in(session: Any, stems: Set[str]) -> bool:
         return False
     return not stems.isdisjoint({sid, ENCODED + base64.b32encode(sid.encode()).decode().rstrip("=").lower(),
                                  ENCODED + DIGEST + hashlib.sha256(sid.encode()).hexdigest()})
+
+
+def packed(raw: bytes, where: str) -> Iterator[tuple[Any, str]]:
+    """(document or its error, where) of a ``.msgpack`` file, read as its JSON is: a ``FileSessionStore``'s snapshot
+    (one map: a session) or a ``FileHistoryProvider``'s records (each a 4-byte big-endian length, then a message),
+    told by the first byte (a map's marker; a record's length, under 64 MiB, begins 0x00-0x04). MessagePack was
+    read by no reader (their serialization_format="msgpack"). A record that does not decode is an error of its
+    own, the next read after it; a file cut short ends in one."""
+    if not raw:
+        return
+    if raw[0] >= 0x80:  # no record's length: one value, the session
+        try:
+            yield json_like(loads(raw)), where
+        except MessagePackError as exc:
+            yield TranscriptFormatError(where, f"not a MessagePack session snapshot: {exc}; give the file "
+                                               "FileSessionStore(serialization_format=\"msgpack\") wrote, whole"), where
+        return
+    at, n = 0, 0
+    while at < len(raw):
+        n += 1
+        w = f"{where}, record {n}"
+        size = int.from_bytes(raw[at:at + RECORD_HEADER], "big")
+        start, at = at + RECORD_HEADER, at + RECORD_HEADER + size
+        if size == 0 or at > len(raw):
+            read = f"records 1-{n - 1} were read" if n > 1 else "no record could be read"
+            yield TranscriptFormatError(w, f"the record at byte {start - RECORD_HEADER} says {size} bytes and "
+                                           f"{max(len(raw) - start, 0)} are left: the file was cut short or damaged "
+                                           f"there (a write cut short?); {read}"), w
+            return
+        try:
+            yield json_like(loads(raw[start:at])), w
+        except MessagePackError as exc:
+            yield TranscriptFormatError(w, f"not a MessagePack message: {exc}"), w
 
 
 def session_of_file(stem: str) -> str:

@@ -142,8 +142,12 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     # an Agent Framework FileHistoryProvider's folder: <session_id>.jsonl each, one message a line (a folder of them
     # was "a folder without ...")
     taken = {*claimed, *kinds["codex"], *kinds["gemini-cli"], *kinds["claude-code"], *kinds["otel"]}
-    kinds[MAF_HISTORY] = sorted(q for q in folder.rglob("*.jsonl") if q not in taken and q.is_file()
-                                and _first_is(q, agent_framework.is_message))
+    # and their MessagePack (serialization_format="msgpack"): a FileHistoryProvider's records, a FileSessionStore's
+    # snapshot (one that does not decode too: read, it is refused naming the file, not passed over)
+    packed = sorted(q for q in folder.rglob("*" + agent_framework.PACKED) if q not in claimed and q.is_file())
+    packed_history = [q for q in packed if _first_is(q, agent_framework.is_message)]
+    kinds[MAF_HISTORY] = sorted([*(q for q in folder.rglob("*.jsonl") if q not in taken and q.is_file()
+                                   and _first_is(q, agent_framework.is_message)), *packed_history])
     named = {q for files in kinds.values() for q in files} | set(claimed)
 
     def unnamed(q: Path) -> bool:
@@ -174,8 +178,10 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
                     and _first_is(q, adk.is_session)]
     told.update(adk_sessions)
     # an Agent Framework session (session.to_dict(); a FileSessionStore's folder, one a file) likewise
-    maf_sessions = [q for q, keys in objects.items() if q not in told and MAF_KEY in keys
-                    and _first_is(q, agent_framework.is_session)]
+    maf_sessions = sorted([*(q for q, keys in objects.items() if q not in told and MAF_KEY in keys
+                             and _first_is(q, agent_framework.is_session)),
+                           *(q for q in packed if q not in packed_history
+                             and _first_is(q, agent_framework.is_session, bad=True))])
     held = {*told, *memories, *chats, *contexts, *adk_sessions, *maf_sessions}
     # an ADK session database (adk web and adk run keep their sessions in each agent's .adk/session.db), and an
     # OpenAI Agents SDK app's SQLiteSession databases likewise (any .db, .sqlite or .sqlite3 holding its messages table: agents_db.tables):
@@ -493,6 +499,13 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
             head = fh.read(16)
     except OSError as exc:
         raise SAMFileError(f"cannot read {p}: {exc}") from None
+    if p.name.endswith(agent_framework.PACKED):  # MessagePack of an Agent Framework store: a session or its messages
+        try:
+            raw = p.read_bytes()
+        except OSError as exc:
+            raise SAMFileError(f"cannot read {p}: {exc}") from None
+        yield from agent_framework.packed(raw, str(p))
+        return
     if sqlitestores.is_database(head):  # an ADK session database: it was "not UTF-8 ... re-save the file as UTF-8"
         # (an OpenAI Agents SDK SQLiteSession's database: it was "no Google ADK session database"). ADK's test
         # first, as layouts does: it says a locked file may be either's (the Agents SDK's named every one its own)
@@ -702,8 +715,13 @@ def _message_lines(p: Path, docs: list[tuple[Any, str]]) -> Item:
         if not agent_framework.is_message(doc):
             return TranscriptFormatError(where, "not an Agent Framework message {\"type\": \"message\", \"role\", "
                                                 "\"contents\"}: a FileHistoryProvider's file holds one a line")
-    name = agent_framework.session_of_file(_stem(p).removesuffix(".jsonl"))
+    name = agent_framework.session_of_file(_maf_stem(p))
     return Conversation(episode_id_of(name), [doc for doc, _ in docs], str(p), episode_id_of(name), "agent-framework")
+
+
+def _maf_stem(p: Path) -> str:
+    """An Agent Framework store's file name without its extension (.jsonl, .msgpack): the session's id, encoded."""
+    return _stem(p).removesuffix(".jsonl").removesuffix(agent_framework.PACKED)
 
 
 def _saved(p: Path, docs: list[tuple[Any, str]], name: str,
@@ -933,10 +951,12 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
         elif kind in ("adk", "adk-db", "agents-db", "agent-framework"):  # a session's dump a file (its sessions a line each, or a database of them),
             # named by its user, app and id; an Agent Framework session whose FileHistoryProvider's file the folder
             # holds is read from that file
-            stems = {_stem(q).removesuffix(".jsonl") for q in found.get(MAF_HISTORY, ())}
+            stems = {_maf_stem(q) for q in found.get(MAF_HISTORY, ())}
             for q in paths:
                 for doc, where in documents(q):
-                    if not (kind == "agent-framework" and agent_framework.kept_in(doc, stems)):
+                    if isinstance(doc, TranscriptFormatError):  # a packed snapshot that does not decode
+                        yield doc
+                    elif not (kind == "agent-framework" and agent_framework.kept_in(doc, stems)):
                         yield _item(doc, where, seen, format, "", "", alone=True)
                 if on_file is not None:
                     on_file(q)
@@ -971,8 +991,8 @@ _HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
          "smolagents": ("smolagents memory file{s} (.json)", ("smolagents",)),
          "llamaindex": ("LlamaIndex chat history file{s} (.json)", ("llamaindex",)),
          "adk": ("ADK session file{s} (.json)", ("adk",)),
-         "agent-framework": ("Agent Framework session file{s} (.json)", ("agent-framework",)),
-         MAF_HISTORY: ("Agent Framework FileHistoryProvider file{s} (.jsonl)", ("agent-framework",)),
+         "agent-framework": ("Agent Framework session file{s} (.json, .msgpack)", ("agent-framework",)),
+         MAF_HISTORY: ("Agent Framework FileHistoryProvider file{s} (.jsonl, .msgpack)", ("agent-framework",)),
          "adk-db": ("ADK session database{s} (.adk/session.db)", ("adk",)),
          "agents-db": ("OpenAI Agents SDK session database{s} (SQLiteSession)", ("responses",))}
 
@@ -1303,7 +1323,7 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
 
 
 def is_transcript_file(path: str | Path) -> bool:
-    """A ``.json[.gz]`` or ``.traj[.gz]`` file, or a ``.jsonl[.gz]`` file whose first good line is a conversation,
+    """A ``.json[.gz]``, ``.traj[.gz]`` or ``.msgpack`` file, or a ``.jsonl[.gz]`` file whose first good line is a conversation,
     OTLP spans, a SWE-agent trajectory, a Claude Code entry or stream-json message, a codex exec event (as
     :func:`conversations` reads it), a list of conversations (not an agent-log event) or a Pydantic AI history (which
     :func:`conversations` refuses, saying what line to write); or a ``.txt`` file of an
@@ -1315,7 +1335,7 @@ def is_transcript_file(path: str | Path) -> bool:
     name = _stem(p)
     if not p.is_file():
         return False
-    if name.endswith((".json", ".traj")):
+    if name.endswith((".json", ".traj", agent_framework.PACKED)):  # .msgpack: an Agent Framework store's
         return True
     if sqlitestores.is_sqlite(p):  # an ADK session database (sessions.db): its sessions are conversations
         return True

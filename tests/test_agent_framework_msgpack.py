@@ -1,0 +1,163 @@
+"""Agent Framework's MessagePack stores (serialization_format="msgpack": a FileSessionStore's <session_id>.msgpack
+snapshot, a FileHistoryProvider's <session_id>.msgpack of length-prefixed records), read as their JSON is: the
+reader took none of them (docs/training.md said so). Files packed here by hand (so the tests run without the
+package), and files the real package writes (agent-framework-core 1.26 with msgspec, where it is installed)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import importlib.util
+import json
+import struct
+from typing import Any
+
+import pytest
+from test_formats import agent_framework_messages, agent_framework_session
+
+from sam_model.data.transcripts import ImportReport, TranscriptFormatError, iter_transcript_events, main
+
+needs_maf = pytest.mark.skipif(importlib.util.find_spec("agent_framework") is None,
+                               reason="agent-framework-core is not installed (run with its environment)")
+
+
+def _pack(v: Any) -> bytes:
+    """MessagePack of a JSON value, as the spec writes it (the widest forms, which a reader must take too)."""
+    if v is None or isinstance(v, bool):
+        return {None: b"\xc0", False: b"\xc2", True: b"\xc3"}[v]
+    if isinstance(v, int):
+        return b"\xd3" + struct.pack(">q", v)
+    if isinstance(v, float):
+        return b"\xcb" + struct.pack(">d", v)
+    if isinstance(v, str):
+        data = v.encode()
+        return b"\xdb" + struct.pack(">I", len(data)) + data
+    if isinstance(v, list):
+        return b"\xdd" + struct.pack(">I", len(v)) + b"".join(map(_pack, v))
+    return b"\xdf" + struct.pack(">I", len(v)) + b"".join(_pack(k) + _pack(x) for k, x in v.items())
+
+
+def _records(messages: list[dict]) -> bytes:
+    """A FileHistoryProvider's MessagePack file: each message's length (4 bytes, big-endian), then the message."""
+    return b"".join(len(r).to_bytes(4, "big") + r for r in map(_pack, messages))
+
+
+def _read(path) -> tuple[list[dict], ImportReport]:
+    report = ImportReport()
+    return list(iter_transcript_events(path, report=report)), report
+
+
+def _same(events: list[dict], want: list[dict]) -> None:
+    assert events and [{k: v for k, v in e.items() if k != "source"} for e in events] == [
+        {k: v for k, v in e.items() if k != "source"} for e in want]
+
+
+def test_a_packed_snapshot_reads_as_its_json(tmp_path):
+    session = {**agent_framework_session(), "version": "1.0"}
+    (tmp_path / "conv-1.json").write_text(json.dumps(session))
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "conv-1.msgpack").write_bytes(_pack(session))
+    want, _ = _read(tmp_path / "conv-1.json")
+    for path in (tmp_path / "store" / "conv-1.msgpack", tmp_path / "store"):
+        events, report = _read(path)
+        _same(events, want)
+        assert report.formats == {"agent-framework": 1}
+
+
+def test_packed_history_records_read_as_the_jsonl(tmp_path):
+    (tmp_path / "conv-1.jsonl").write_text("".join(json.dumps(m) + "\n" for m in agent_framework_messages()))
+    (tmp_path / "history").mkdir()
+    (tmp_path / "history" / "conv-1.msgpack").write_bytes(_records(agent_framework_messages()))
+    want, _ = _read(tmp_path / "conv-1.jsonl")
+    for path in (tmp_path / "history" / "conv-1.msgpack", tmp_path / "history"):
+        events, report = _read(path)
+        _same(events, want)
+        assert report.formats == {"agent-framework": 1} and {e["episode_id"] for e in events} == {"conv-1"}
+
+
+def test_a_snapshot_cut_short_is_refused_in_one_line_naming_the_file(tmp_path, capsys):
+    raw = _pack(agent_framework_session())
+    path = tmp_path / "conv-1.msgpack"
+    path.write_bytes(raw[:-7])
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(path))
+    said = str(err.value)
+    assert said.startswith(f"{path}: not a MessagePack session snapshot: cut short") and "\n" not in said
+    (tmp_path / "store").mkdir()  # in a folder too: refused naming it, not passed over
+    (tmp_path / "store" / "conv-1.msgpack").write_bytes(raw[:-7])
+    with pytest.raises(TranscriptFormatError, match="conv-1.msgpack: not a MessagePack session snapshot"):
+        list(iter_transcript_events(tmp_path / "store"))
+    assert main([str(path), str(tmp_path / "out.jsonl")]) == 1
+    assert str(path) in capsys.readouterr().err
+
+
+def test_a_history_cut_short_names_the_record(tmp_path):
+    raw = _records(agent_framework_messages())
+    path = tmp_path / "conv-1.msgpack"
+    path.write_bytes(raw[:-3])
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(path))
+    n = len(agent_framework_messages())
+    said = str(err.value)
+    assert said.startswith(f"{path}, record {n}: the record at byte ") and f"records 1-{n - 1} were read" in said
+    assert "\n" not in said
+
+
+def test_a_packed_extension_is_data_not_code(tmp_path):
+    """An extension value (type 42 here) is its bytes, read as base64 text, as msgspec's JSON writes bytes."""
+    session = copy.deepcopy(agent_framework_session())  # its arguments are test_formats' own objects
+    session["state"]["in_memory"]["messages"][1]["contents"][1]["arguments"]["tag"] = "EXT"
+    raw = _pack(session)
+    marker = _pack("EXT")
+    path = tmp_path / "conv-1.msgpack"
+    path.write_bytes(raw.replace(marker, b"\xd4\x2a!"))
+    events, _ = _read(path)
+    assert events and "IQ==" in json.dumps(events)
+
+
+async def _real_stores(tmp_path, fmt: str) -> None:
+    """A real Agent's session (two tools, the second raising) kept by a FileSessionStore, and by a
+    FileHistoryProvider, of ``fmt`` (json or msgpack), under tmp_path/fmt."""
+    from agent_framework import Agent, FileHistoryProvider, FileSessionStore, tool
+    from maf_fake import ScriptedClient, call, say
+
+    @tool
+    def track_shipment(tracking_number: str) -> str:
+        """Where a shipment is."""
+        return f"{tracking_number}: customs hold at Rotterdam on container MSCU1234567"
+
+    @tool
+    def rebook(container_id: str) -> str:
+        """Rebook a container on the next vessel."""
+        raise ValueError("no vessel with space")
+
+    out = tmp_path / fmt
+    for providers in ([], [FileHistoryProvider(out / "history", serialization_format=fmt)]):
+        for sid in ("ship-1", "Mia:Ticket-42"):  # an id the stores write as it is, one they encode in the name
+            client = ScriptedClient([call("c1", "track_shipment", {"tracking_number": "TRK123"}),
+                                     call("c2", "rebook", {"container_id": "MSCU1234567"}), say("Rebooking failed.")])
+            agent = Agent(client=client, instructions="x", tools=[track_shipment, rebook], context_providers=providers)
+            session = agent.create_session(session_id=sid)
+            await agent.run("Where is TRK123? Rebook it.", session=session)
+            store = "store" if not providers else "app/sessions"  # the app's snapshots beside their history
+            await FileSessionStore(out / store, serialization_format=fmt).set(sid, session)
+    (out / "history").rename(out / "app" / "history")
+
+
+@needs_maf
+def test_stores_the_real_package_packs_read_as_its_json_ones(tmp_path):
+    asyncio.run(_real_stores(tmp_path, "json"))
+    asyncio.run(_real_stores(tmp_path, "msgpack"))
+    packed = sorted(q.name for q in (tmp_path / "msgpack").rglob("*") if q.is_file())
+    assert packed and all(name.endswith(".msgpack") for name in packed)
+    for where in ("store", "app", "app/history"):
+        want, _ = _read(tmp_path / "json" / where)
+        events, report = _read(tmp_path / "msgpack" / where)
+        _same(events, want)
+        assert report.formats == {"agent-framework": 2}, where
+        assert sorted({e["episode_id"] for e in events}) == ["Mia_Ticket-42", "ship-1"]
+        assert sum(e["kind"] == "action" for e in events) == 4  # each session's two calls, once
+        results = [e["state"]["last_action_result"] for e in events if e["kind"] == "result"]
+        assert sum(r.startswith("rebook: error") for r in results) == 2  # the tool that raised
+    for q in (tmp_path / "msgpack" / "store").iterdir():  # each file alone too
+        assert _read(q)[0]

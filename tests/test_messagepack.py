@@ -1,0 +1,88 @@
+"""The MessagePack decoder (sam_model.data.formats.messagepack) on bytes made by hand from the spec, every type and
+width; data only (an extension is its bytes, a timestamp its datetime); nesting and lengths bounded; a cut or bad
+input one line saying what and where."""
+
+from __future__ import annotations
+
+import struct
+from datetime import datetime, timezone
+
+import pytest
+
+from sam_model.data.formats.messagepack import MAX_DEPTH, MessagePackError, json_like, load_prefix, loads
+
+CASES = [
+    (b"\xc0", None), (b"\xc2", False), (b"\xc3", True),
+    (b"\x00", 0), (b"\x7f", 127), (b"\xe0", -32), (b"\xff", -1),
+    (b"\xcc\xff", 255), (b"\xcd\x01\x00", 256), (b"\xce\x00\x01\x00\x00", 65536),
+    (b"\xcf\xff\xff\xff\xff\xff\xff\xff\xff", 2**64 - 1),
+    (b"\xd0\x80", -128), (b"\xd1\x80\x00", -32768), (b"\xd2\x80\x00\x00\x00", -2**31),
+    (b"\xd3\x80\x00\x00\x00\x00\x00\x00\x00", -2**63),
+    (b"\xca" + struct.pack(">f", 1.5), 1.5), (b"\xcb" + struct.pack(">d", -0.1), -0.1),
+    (b"\xa0", ""), (b"\xa3abc", "abc"), (b"\xd9\x02\xc3\xa9", "é"), (b"\xda\x00\x01x", "x"),
+    (b"\xdb\x00\x00\x00\x01y", "y"),
+    (b"\xc4\x02\x00\x01", b"\x00\x01"), (b"\xc5\x00\x01z", b"z"), (b"\xc6\x00\x00\x00\x00", b""),
+    (b"\x90", []), (b"\x92\x01\xa1a", [1, "a"]), (b"\xdc\x00\x01\xc0", [None]), (b"\xdd\x00\x00\x00\x01\xc3", [True]),
+    (b"\x80", {}), (b"\x82\xa1k\x01\x02\xc2", {"k": 1, 2: False}), (b"\xde\x00\x01\xa1k\x90", {"k": []}),
+    (b"\xdf\x00\x00\x00\x01\xc4\x01b\x80", {b"b": {}}),
+    # extensions: their bytes, whatever their type (none is handed to code)
+    (b"\xd4\x05a", b"a"), (b"\xd5\x05ab", b"ab"), (b"\xd6\x05abcd", b"abcd"), (b"\xd7\x05" + b"8" * 8, b"8" * 8),
+    (b"\xd8\x05" + b"g" * 16, b"g" * 16), (b"\xc7\x03\x7fxyz", b"xyz"), (b"\xc8\x00\x01\x01q", b"q"),
+    (b"\xc9\x00\x00\x00\x00\x01", b""),
+    # the timestamp (type -1) in its three widths
+    (b"\xd6\xff" + struct.pack(">I", 1704067200), datetime(2024, 1, 1, tzinfo=timezone.utc)),
+    (b"\xd7\xff" + ((123456000 << 34) | 1704067200).to_bytes(8, "big"),
+     datetime(2024, 1, 1, 0, 0, 0, 123456, tzinfo=timezone.utc)),
+    (b"\xc7\x0c\xff" + struct.pack(">Iq", 0, -86400), datetime(1969, 12, 31, tzinfo=timezone.utc)),
+]
+
+
+@pytest.mark.parametrize(("raw", "value"), CASES, ids=[c[0][:3].hex() for c in CASES])
+def test_every_type_decodes_as_the_spec_says(raw, value):
+    got = loads(raw)
+    assert got == value and type(got) is type(value)
+
+
+def test_a_stream_of_values_is_read_one_at_a_time():
+    raw = b"\x01\xa1a\x91\xc0"
+    assert load_prefix(raw) == (1, 1) and load_prefix(raw, 1) == ("a", 3) and load_prefix(raw, 3) == ([None], 5)
+
+
+@pytest.mark.parametrize(("raw", "says"), [
+    (b"", "cut short: a value at byte 0 needs 1 byte(s), 0 are left"),
+    (b"\xa5abc", "cut short: a value at byte 1 needs 5 byte(s), 3 are left"),
+    (b"\xcd\x01", "needs 2 byte(s), 1 are left"),
+    (b"\x82\xa1k\x01", "cut short: the map before byte 1 says 4 items, 3 byte(s) are left"),
+    (b"\xdd\xff\xff\xff\xff", "the array before byte 5 says 4294967295 items, 0 byte(s) are left"),  # no list made
+    (b"\xdb\xff\xff\xff\xff", "needs 4294967295 byte(s), 0 are left"),
+    (b"\xc1", "byte 0 is 0xc1, which MessagePack never uses"),
+    (b"\xa2\xc3\x28", "the string at byte 0 is not UTF-8 (byte 1)"),
+    (b"\x01\x02", "1 byte(s) after the value, from byte 1"),
+    (b"\x81\x90\x01", "the map key at byte 1 is an array or a map"),
+    (b"\xd5\xff\x00\x00", "the timestamp at byte 0 has 2 bytes"),
+    (b"\xc7\x0c\xff" + struct.pack(">Iq", 0, 2**62), "the timestamp at byte 0 is out of the years 1-9999"),
+])
+def test_bad_input_is_one_line_saying_what_and_where(raw, says):
+    with pytest.raises(MessagePackError) as err:
+        loads(raw)
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_nesting_is_bounded():
+    assert loads(b"\x91" * (MAX_DEPTH - 1) + b"\x90") is not None  # MAX_DEPTH arrays deep: read
+    with pytest.raises(MessagePackError, match="nested too deeply"):
+        loads(b"\x91" * MAX_DEPTH + b"\x90")
+    with pytest.raises(MessagePackError, match="nested too deeply"):
+        loads(b"\x81\xa1k" * 5 + b"\x80", max_depth=4)
+
+
+def test_json_like_is_what_msgspec_s_json_would_hold():
+    value = loads(b"\x84\xa1b\xc4\x02hi\x01\xc3\xc0\x90\xa1t\xd6\xff" + struct.pack(">I", 1704067200))
+    assert json_like(value) == {"b": "aGk=", "1": True, "null": [], "t": "2024-01-01T00:00:00Z"}
+
+
+def test_what_another_implementation_encodes_decodes_alike():
+    ormsgpack = pytest.importorskip("ormsgpack")
+    value = {"type": "session", "n": [0, -1, 2**40, -2**40, 0.25, None, True], "s": "é" * 40, "deep": [[[{}]]],
+             "long": list(range(70000)), "map": {str(i): i for i in range(20)}, "bin": b"\x00" * 300}
+    assert loads(ormsgpack.packb(value)) == value
