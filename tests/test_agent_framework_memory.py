@@ -8,6 +8,7 @@ pytest ... (skipped without it)."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import importlib.util
 
 import pytest
@@ -131,11 +132,11 @@ def test_the_readme_snippet_runs_as_written(tmp_path, monkeypatch):
     assert said[0] == "Where is container MSCU1234567?" and any("held at customs" in m for m in said), said
 
 
-def test_two_threads_binding_one_session_id_to_two_users_one_is_refused():
-    """Two requests restoring one session id for two users at once (two web worker threads): one binds it, the
-    other is refused. The bind looked the id up, then stored the user: a thread switch between the two let both
-    pass, and the session ran as the user bound last, its runs reading that user's memories. The window is widened
-    here by a look-up that yields (a thread may be switched out there at any time)."""
+def test_two_threads_binding_one_session_to_two_users_one_is_refused():
+    """Two requests binding one restored session for two users at once (two web worker threads): one binds it, the
+    other is refused. The bind looked the user up, then stored it: a thread switch between the two let both pass,
+    and the session ran as the user bound last, its runs reading that user's memories. The window is widened here
+    by a state whose look-ups yield (a thread may be switched out there at any time)."""
     import threading
     import time
 
@@ -146,14 +147,15 @@ def test_two_threads_binding_one_session_id_to_two_users_one_is_refused():
             return found
 
     sam = SAMContextProvider(ScopedMemory(HashingEncoder(16)), agent_id="desk")
-    sam._users = Yielding()
     agent = _agent(ScriptedClient([]), sam)
-    sessions = {user: agent.create_session(session_id="s-1") for user in ("mia", "ben")}  # one id, restored twice
+    session = AgentSession.from_dict(agent.create_session(session_id="s-1").to_dict())  # restored, of no user yet
+    session.state = Yielding(session.state)
+    session.state[sam.source_id] = Yielding()
     outcome: dict[str, str] = {}
 
     def bind(user: str) -> None:
         try:
-            sam.bind(sessions[user], user)
+            sam.bind(session, user)
             outcome[user] = "bound"
         except ValueError as exc:
             outcome[user] = str(exc)
@@ -165,7 +167,45 @@ def test_two_threads_binding_one_session_id_to_two_users_one_is_refused():
         t.join()
     assert sorted(v == "bound" for v in outcome.values()) == [False, True], outcome
     winner = next(u for u, v in outcome.items() if v == "bound")
-    assert all(sam.scopes(s)["user_id"] == winner for s in sessions.values())
+    assert sam.scopes(session)["user_id"] == winner
+
+
+def test_a_session_keeps_its_user_in_its_own_state_and_no_map_grows():
+    """The provider kept a map of session id to user, one entry a session for ever. The binding is the session's
+    state now: restored from its serialised form (to_dict, a FileSessionStore) in a provider of the app's secret, as
+    after a restart, the session keeps its user and refuses another; an edited binding names no user; the provider
+    holds nothing of the sessions it bound."""
+    import json
+
+    memory = ScopedMemory(HashingEncoder(16))
+    sam = SAMContextProvider(memory, agent_id="desk")
+    agent = _agent(ScriptedClient([]), sam)
+
+    def sizes() -> dict[str, int]:  # what each of the provider's containers holds
+        return {k: len(v) for k, v in vars(sam).items() if hasattr(v, "__len__") and not isinstance(v, (str, bytes))}
+
+    held = sizes()
+    sessions = [sam.create_session(agent, f"user-{i}") for i in range(200)]
+    assert sizes() == held  # nothing a session: no map grows
+    assert [sam.scopes(s)["user_id"] for s in sessions[:3]] == ["user-0", "user-1", "user-2"]
+    sam = SAMContextProvider(memory, agent_id="desk", secret="the app's key")
+    agent = _agent(ScriptedClient([say("Held in customs.")]), sam)
+    mia = sam.create_session(agent, "mia")
+    asyncio.run(agent.run("Where is TRK1111111?", session=mia))
+    saved = json.loads(json.dumps(mia.to_dict()))
+    restarted = SAMContextProvider(memory, agent_id="desk", secret="the app's key")  # another process's provider
+    restored = AgentSession.from_dict(saved)
+    assert restarted.scopes(restored)["user_id"] == "mia" and restarted.bound_user(restored) == "mia"
+    restarted.bind(restored, "mia")
+    with pytest.raises(ValueError, match="is user 'mia''s"):
+        restarted.bind(restored, "ben")
+    edited = copy.deepcopy(saved)
+    edited["state"][sam.source_id]["user_id"] = "ben"  # a client's edit: the seal no longer holds
+    with pytest.raises(ValueError, match="has no user"):
+        restarted.scopes(AgentSession.from_dict(edited))
+    other = SAMContextProvider(memory, agent_id="desk", secret="another key")  # another app's: not its binding
+    with pytest.raises(ValueError, match="has no user"):
+        other.scopes(AgentSession.from_dict(saved))
 
 
 @pytest.mark.parametrize("words", ["", "   "])

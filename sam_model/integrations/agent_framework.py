@@ -20,18 +20,27 @@ with ScopedMemory.add, which reads messages sent again (an after_run repeated, a
 a provider made anew after a restart over the same store) as sent already: each is stored once.
 
 Scopes: each session belongs to one user, fixed when the session is made (:meth:`SAMContextProvider.create_session`)
-or, for a session restored with ``AgentSession.from_dict``, bound again by :meth:`SAMContextProvider.bind`; a session's
-user cannot be changed, and a run on a session of no user is refused (its memories would be no one's, or anyone's).
-The binding is the provider's, not the session's state: a session dict edited by a client cannot name another user.
-A provider made with ``user_id`` fixes that user for every session instead (one agent a user). ``agent_id`` (and
-``run_id``) narrow the scopes as ScopedMemory's do. Store calls run in a worker thread (``asyncio.to_thread``).
+or by :meth:`SAMContextProvider.bind`; a session's user cannot be changed, and a run on a session of no user is refused
+(its memories would be no one's, or anyone's). The binding is kept in the session's own state (``state[source_id]``),
+so it travels with the session when it is serialised and no provider holds a map of sessions (one grew by a session
+a session, for ever): the user beside a seal, an HMAC of the session id and the user under the provider's
+``secret``, so a session dict edited by a client cannot name another user (its seal no longer holds: the session has
+no user until bound again). Providers of one ``secret`` (the app's, kept as its other keys) read each other's
+sessions, after a restart too; without one a provider seals under a key of its own, and a session restored in
+another process is bound again (to any user, as a new one: give ``secret`` to keep its user). A provider made with
+``user_id`` fixes that user for every session instead (one agent a user). ``agent_id`` (and ``run_id``) narrow the
+scopes as ScopedMemory's do. Store calls run in a worker thread (``asyncio.to_thread``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import importlib
 import logging
+import secrets
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,7 +51,8 @@ from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
 from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope
 from sam_model.memory import ScopedMemory
 
-SOURCE = "sam_memory"  # the provider's source_id: its instructions' attribution, its (empty) state's key
+SOURCE = "sam_memory"  # the provider's source_id: its instructions' attribution, its state's key (the binding)
+USER, SEAL = "user_id", "seal"  # the keys of a session's binding in its state[source_id]
 HEAD = "Memories of this user's earlier conversations (SAM), best first:"
 log = logging.getLogger(__name__)
 
@@ -99,14 +109,19 @@ class SAMContextProvider:
     after_run_once_per_turn = False  # ContextProvider's: each run's messages are stored after it
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
-                 run_id: str | None = None, k: int = 5, source_id: str = SOURCE) -> None:
+                 run_id: str | None = None, k: int = 5, source_id: str = SOURCE,
+                 secret: str | bytes | None = None) -> None:
         _framework()
         check_scope(user_id, "user_id")
         check_scope(agent_id, "agent_id")
         check_scope(run_id, "run_id")
+        if secret is not None and not secret:
+            raise ValueError("SAMContextProvider: secret is empty; give the app's key (or None: one of this "
+                             "provider's own)")
         self.memory, self.k, self.source_id = memory, check_k(k), source_id
         self.user_id, self.agent_id, self.run_id = user_id, agent_id, run_id
-        self._users: dict[str, str] = {}  # session id -> its user, fixed by create_session or bind
+        self._key = secret.encode() if isinstance(secret, str) else secret or secrets.token_bytes(32)
+        self._binding = threading.Lock()  # a bind's look-up and store, one step (no session's user bound twice)
 
     def create_session(self, agent: Any, user_id: str, *, session_id: str | None = None) -> Any:
         """``agent.create_session()``, the session bound to ``user_id`` (:meth:`bind`)."""
@@ -121,20 +136,45 @@ class SAMContextProvider:
         if not user_id:
             raise ValueError("SAMContextProvider.bind: give the session's user_id (a session of no user would read "
                              "and store no one's memories)")
-        # one step, setdefault, checks and fixes the user: a look-up then a store let two threads binding one
-        # session id to two users at once both pass, and a run of the one bound first read the other's memories
-        held = self.user_id if self.user_id is not None else self._users.setdefault(session.session_id, user_id)
+        # one step under the lock checks and fixes the user: a look-up then a store let two threads binding one
+        # session to two users at once both pass, and a run of the one bound first read the other's memories
+        with self._binding:
+            held = self.user_id if self.user_id is not None else self.bound_user(session)
+            if held is None:
+                self._slot(session).update({USER: user_id, SEAL: self._seal(session.session_id, user_id)})
+                held = user_id
         if held != user_id:
             raise ValueError(f"SAMContextProvider.bind: session {session.session_id!r} is user {held!r}'s; a "
                              "session's user is fixed: make a new session for another user")
 
+    def bound_user(self, session: Any) -> str | None:
+        """The user ``session``'s state is bound to under this provider's secret (None: none, or a binding whose seal
+        does not hold: edited, or sealed under another secret)."""
+        slot = session.state.get(self.source_id)
+        if not isinstance(slot, dict) or not isinstance(user := slot.get(USER), str) or not isinstance(
+                seal := slot.get(SEAL), str):
+            return None
+        return user if hmac.compare_digest(seal, self._seal(session.session_id, user)) else None
+
+    def _seal(self, session_id: str, user_id: str) -> str:
+        return hmac.new(self._key, f"{session_id}\0{user_id}".encode(), hashlib.sha256).hexdigest()
+
+    def _slot(self, session: Any) -> dict[str, Any]:
+        """The session's state of this provider (where its binding is kept), made where it has none."""
+        slot = session.state.setdefault(self.source_id, {})
+        if not isinstance(slot, dict):
+            raise ValueError(f"SAMContextProvider: session {session.session_id!r}'s state[{self.source_id!r}] is "
+                             f"{type(slot).__name__}, not this provider's: give the provider another source_id")
+        return slot
+
     def scopes(self, session: Any) -> dict[str, str | None]:
         """The scopes of a run of ``session``: its user's (refused when it has none), the provider's agent and run."""
-        user = self._users.get(session.session_id, self.user_id) if session is not None else self.user_id
+        user = self.user_id if self.user_id is not None or session is None else self.bound_user(session)
         if user is None:
             raise ValueError(f"SAMContextProvider: session {getattr(session, 'session_id', None)!r} has no user: "
                              "make it with provider.create_session(agent, user_id=...) (or provider.bind(session, "
-                             "user_id=...) after restoring it), or make the provider with user_id=...")
+                             "user_id=...) after restoring it, or give the provider the secret it was bound under), "
+                             "or make the provider with user_id=...")
         return fixed_scopes("SAMContextProvider", user, self.agent_id, self.run_id)
 
     def recall(self, scopes: dict[str, str | None], query: str) -> list[dict[str, Any]]:
