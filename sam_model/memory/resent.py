@@ -286,6 +286,23 @@ def _ours(k: Sequence[Any], fmt: str | None) -> bool:
     return format_of(k) is None or lane(format_of(k)) == lane(fmt)
 
 
+def went_on(before: Sequence[Any], fmt: str | None, keep: Sequence[Sequence[Any]] = ()) -> list[list[Any]]:
+    """The kept adds (:func:`kept`) after the scope was given more messages of format ``fmt`` (:func:`given`): a
+    message added alone (a kept add of one message, which tells no conversation: :func:`opening`) stands for the
+    scope's whole conversation no longer, as that conversation, or another, went on past it. Kept, an add opening
+    with its words and going on was read as it sent again (:func:`_over`), and another conversation's first words
+    were lost (until the live leftovers of 2026-12-07): ``[Hi]`` added alone, an Agents SDK answer added after it,
+    then a new session's list opening with its own ``Hi``; or ``[Hi]``, another conversation's ``[ok, Done.]``,
+    then that one's ``[Hi, Which one?]``. A hook adding its whole history at each message, another conversation's
+    add between its first message and its second, stores that first message twice: a duplicate, where the other
+    reading lost words. Those in ``keep`` (by digest and count) keep their marks: the add that gave the messages
+    and the kept add it went on from (:func:`repeated`; a run retried, or one made at once from the same history).
+    The marks a Responses add reads are OpenAI chat's too (:func:`repeated`), as its chain goes on from theirs."""
+    lanes, kept_now = {lane(fmt), *(["openai"] if fmt == "responses" else [])}, [k[:2] for k in keep]
+    return [k[:2] + _tag(k) if k[1] == 1 and whole(k) and lane(format_of(k)) in lanes and k[:2] not in kept_now
+            else list(k) for k in before]
+
+
 def dropped(before: Sequence[Any]) -> list[list[Any]]:
     """The kept adds (:func:`kept`) of a scope whose memories were all deleted: the last alone keeps its mark of the
     scope's whole conversation (:func:`whole`). An agent adding its whole history still holds the deleted turns, and
@@ -665,4 +682,4 @@ def _key_ok(d: Any) -> bool:
 
 __all__ = ["FORMATS", "KEPT", "LIVE", "OPENING", "TAIL", "alone_kept", "apart", "check", "check_given", "compacted", "dropped",
            "format_of", "given", "key", "kept", "lane", "mine", "new_mark", "note", "opening", "opening_of", "opens_with_given",
-           "repeated", "whole"]
+           "repeated", "went_on", "whole"]

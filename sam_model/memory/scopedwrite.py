@@ -210,7 +210,7 @@ class ScopedWrites:
                    if rest else []}
             if whole and (sent := resent.key(items, resent.whole(last) if again else opens or resent.new_mark(
                     items, self._sent.get(episode)))) is not None:
-                self._keep(episode, items, rest, sent, bool(again))
+                self._keep(episode, items, rest, sent, (last or True) if again else None)
             else:
                 self._apart(episode)
                 if fmt in resent.LIVE and rest:  # still given: a whole list sent again opens with it (resent.given)
@@ -233,7 +233,7 @@ class ScopedWrites:
             whole = resent.whole(last) if again else opens or resent.new_mark(items, self._sent.get(episode))
             # a text is a fact remembered (MCP remember's text), not a history sent: apart, as before OpenAI's rule
             if not text and (sent := resent.key(items, whole)) is not None:
-                self._keep(episode, items, rest, sent, bool(again))
+                self._keep(episode, items, rest, sent, (last or True) if again else None)
             else:
                 self._apart(episode)
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
@@ -316,17 +316,24 @@ class ScopedWrites:
         again = last[1] if last is not None else 0
         return again, items[again:], f"{name}[{again}:]" if again else name, last, 0
 
-    def _keep(self, episode: str, items: list[Any], rest: list[Any], sent: list[Any], again: bool) -> None:
+    def _keep(self, episode: str, items: list[Any], rest: list[Any], sent: list[Any],
+              again: list[Any] | bool | None) -> None:
         """Keep an add of agent histories' messages (its key ``sent``; ``again``: its start was a kept add sent
-        again, ``rest`` what followed) among the scope's kept adds and all it was given (sam_model.memory.resent)."""
-        self._sent[episode] = resent.kept(self._sent.get(episode), sent, again)
-        self._chain(episode, rest if again else items, resent.format_of(sent))
+        again, that add's key where one, True for all the scope was given; ``rest`` what followed) among the scope's
+        kept adds and all it was given (sam_model.memory.resent)."""
+        self._sent[episode] = resent.kept(self._sent.get(episode), sent, bool(again))
+        self._chain(episode, rest if again else items, resent.format_of(sent), [sent, *(
+            [again] if isinstance(again, list) else [])])
 
-    def _chain(self, episode: str, items: list[Any], fmt: str | None) -> None:
-        """Chain ``items`` (of format ``fmt``) into all the scope was given (resent.given)."""
+    def _chain(self, episode: str, items: list[Any], fmt: str | None, keep: list[list[Any]] = ()) -> None:
+        """Chain ``items`` (of format ``fmt``) into all the scope was given (resent.given); a message added alone
+        before them no longer stands for the whole conversation (resent.went_on), but the kept adds in ``keep``
+        (the add that gave them, and the kept add it went on from)."""
         self._given[episode] = resent.given(self._given.get(episode), items, fmt)
         if self._given[episode] is None:
             del self._given[episode]
+        if items and self._sent.get(episode):
+            self._sent[episode] = resent.went_on(self._sent[episode], fmt, keep)
 
     def _whole_list(self, items: list[Any], fmt: str, told: str | None, episode: str) -> bool:
         """Whether an add read with the scope's open turn (of format ``fmt``) may be a whole list sent again: Responses
