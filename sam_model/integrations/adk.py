@@ -211,13 +211,8 @@ class SAMMemoryService(BaseMemoryService):
     def _seen_before(self, scopes: dict[str, str | None]) -> dict[str, str]:
         """The ids of the events stored of the scopes before this service saw them, with their contents' digests
         (the progress mark, kept when their memories are deleted: those stay deleted; else the memories' EVENTS)."""
-        mark = self.memory.progress(**scopes)
-        found = self.memory.get_all(**scopes, limit=None)["results"]  # add_session_to_memory's memories say theirs
-        # the scopes' own (run_id None, events of no session, is no filter to get_all: every session's ids were
-        # taken, and an event of no session whose id a session's had was skipped, never stored)
-        seen = {i: "" for r in found if r["run_id"] == scopes["run_id"]
-                for i in (r["metadata"] or {}).get(EVENTS) or () if isinstance(i, str)}
-        return {**seen, **(mark[EVENTS] if isinstance(mark, dict) and isinstance(mark.get(EVENTS), dict) else {})}
+        # add_session_to_memory's memories say theirs
+        return _seen(scopes, self.memory.get_all(**scopes, limit=None)["results"], self.memory.progress(**scopes))
 
     def _mark(self, scopes: dict[str, str | None], mark: dict[str, Any]) -> None:
         """Tell the memory how far the scopes are stored, keeping what the other add (session or events) told it."""
@@ -259,12 +254,14 @@ class SAMMemoryService(BaseMemoryService):
         as many of its messages as the old one had stored (memories without a digest, of 2026-12-07, are taken).
         Or further, where the session's first chat messages are of events add_events_to_memory stored (their
         events' ids and words as stored: a reused id of other words is no such)."""
+        # read once (the ids seen are of the same memories and mark: read again, a session of thousands of memories
+        # was listed twice at a service's first sight of it)
         found = self.memory.get_all(**scopes, limit=None)["results"]
         mark = self.memory.progress(**scopes)  # kept when the session's memories were deleted: those stay deleted
         marks = [*(r["metadata"] for r in found), *([mark] if isinstance(mark, dict) and DIGEST in mark else [])]
         to = max((m[TO] for m in marks if isinstance(m.get(TO), int) and not isinstance(m[TO], bool)
                   and 0 <= m[TO] < len(digests) and m.get(DIGEST, digests[m[TO]]) == digests[m[TO]]), default=0)
-        seen = self._seen_before(scopes)
+        seen = _seen(scopes, found, mark)
         # on from TO (events added as deltas after the session's last add, which its TO does not count; read from
         # 0, a session added, then its turn's events, then the session again stored those events twice)
         by_id = to  # each message's event's digest made only while they are stored (a session's first sight)
@@ -287,6 +284,16 @@ class SAMMemoryService(BaseMemoryService):
         state = self.memory.live_state(user_id, app_name, last) if last is not None else None
         hits = self.memory.search(query, state=state, limit=self.k, **scopes)["results"]
         return SearchMemoryResponse(memories=[_entry(hit) for hit in hits])
+
+
+def _seen(scopes: dict[str, str | None], found: list[dict[str, Any]], mark: Any) -> dict[str, str]:
+    """The ids of the events stored of the scopes (:meth:`SAMMemoryService._seen_before`), from their memories
+    (``found``, get_all's) and the progress mark (``mark``): the mark's digests over the memories' ids."""
+    # the scopes' own (run_id None, events of no session, is no filter to get_all: every session's ids were
+    # taken, and an event of no session whose id a session's had was skipped, never stored)
+    seen = {i: "" for r in found if r["run_id"] == scopes["run_id"]
+            for i in (r["metadata"] or {}).get(EVENTS) or () if isinstance(i, str)}
+    return {**seen, **(mark[EVENTS] if isinstance(mark, dict) and isinstance(mark.get(EVENTS), dict) else {})}
 
 
 def _no_id(event: Any, i: int) -> str:
