@@ -283,3 +283,26 @@ def test_a_whole_list_of_a_model_without_item_ids_added_again_stores_nothing_new
     before = texts()
     out = memory.add(asyncio.run(inner.get_items()), user_id="mia", agent_id="shop")
     assert out["results"] == [] and texts() == before and len(before) == 10, (out, before)
+
+
+def test_another_sessions_list_opening_with_the_same_first_words_keeps_them(tmp_path):
+    """A session run with SAMSession ("Hi", answered by a model without item ids), then another session's whole
+    list (get_items), opening with its own "Hi" and the same greeting, added to the same scope: the session's first
+    add, the message alone, still stood for the scope's whole conversation, and the other session's "Hi" was read
+    as it sent again and lost (resent.went_on). Its every item is stored (the greeting twice, as said twice)."""
+    def fake(item):
+        item.id = "__fake_id__"
+        return item
+
+    memory = ScopedMemory(HashingEncoder(64))
+    hello = lambda: fake(_say("Hello! How can I help?"))  # noqa: E731
+    first = SAMSession(SQLiteSession("a", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    asyncio.run(Runner.run(Agent(name="Shop", instructions="Help.", model=ScriptedResponses([[hello()]])), "Hi",
+                           session=first))
+    other = SQLiteSession("b", str(tmp_path / "s.db"))
+    agent = Agent(name="Shop", instructions="Help.", model=ScriptedResponses([[hello()], [fake(_say("Booked."))]]))
+    for text in ("Hi", "Book a taxi."):
+        asyncio.run(Runner.run(agent, text, session=other))
+    memory.add(asyncio.run(other.get_items()), user_id="mia", agent_id="shop")
+    texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+    assert texts == ["Hi", "Hello! How can I help?", "Hi", "Hello! How can I help?", "Book a taxi.", "Booked."]
