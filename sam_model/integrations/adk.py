@@ -29,7 +29,9 @@ scoped as a session's. An event sent again with another content keeps its first 
 in-memory service keeps an id's first event, and a memory recalled and written into training data is not rewritten
 behind the agent's back (delete it and add the event under a new id). Both ways may add one session: each add's
 memories say their events' ids (EVENTS), and each way skips the events the other stored (the progress mark keeps
-the ids of both: a session's memories deleted stay deleted when its events are added after).
+the ids of both: a session's memories deleted stay deleted when its events are added after). A session stored
+before its memories said their events' ids (2026-12-07) is matched by its words: a delta opening at the session's
+start is read as stored up to a memory's TO whose DIGEST is that of its chat messages (_stored_before_ids).
 
 Scopes: ``user_id`` the session's user, ``agent_id`` its ``app_name``, ``run_id`` its id: ADK scopes memory by app and
 user, so a search (``search_memory(app_name, user_id, query)``) reads only that user's memories of that app, every
@@ -181,7 +183,7 @@ class SAMMemoryService(BaseMemoryService):
             key = (app_name, user_id, session_id)
             # a copy, kept once its events are stored: an add that raised (the encoder, the disk, an event the
             # reader refuses) left their ids taken, and the delta sent again was skipped, its events never stored
-            seen = dict(self._seen[key] if key in self._seen else self._seen_before(scopes))
+            seen = dict(self._seen[key] if key in self._seen else self._seen_before(scopes, events))
             new, changed = [], []
             for e in events:
                 digest = _said_digest(e)
@@ -208,11 +210,13 @@ class SAMMemoryService(BaseMemoryService):
                 self._seen.popitem(last=False)
         return len(chat.messages)
 
-    def _seen_before(self, scopes: dict[str, str | None]) -> dict[str, str]:
+    def _seen_before(self, scopes: dict[str, str | None], events: list[dict[str, Any]]) -> dict[str, str]:
         """The ids of the events stored of the scopes before this service saw them, with their contents' digests
-        (the progress mark, kept when their memories are deleted: those stay deleted; else the memories' EVENTS)."""
-        # add_session_to_memory's memories say theirs
-        return _seen(scopes, self.memory.get_all(**scopes, limit=None)["results"], self.memory.progress(**scopes))
+        (the progress mark, kept when their memories are deleted: those stay deleted; else the memories' EVENTS),
+        and of ``events`` (a delta) those a session's memories of before EVENTS hold (:func:`_stored_before_ids`)."""
+        found = self.memory.get_all(**scopes, limit=None)["results"]  # add_session_to_memory's memories say theirs
+        mark = self.memory.progress(**scopes)
+        return {**_stored_before_ids(scopes, found, mark, events), **_seen(scopes, found, mark)}
 
     def _mark(self, scopes: dict[str, str | None], mark: dict[str, Any]) -> None:
         """Tell the memory how far the scopes are stored, keeping what the other add (session or events) told it."""
@@ -294,6 +298,32 @@ def _seen(scopes: dict[str, str | None], found: list[dict[str, Any]], mark: Any)
     seen = {i: "" for r in found if r["run_id"] == scopes["run_id"]
             for i in (r["metadata"] or {}).get(EVENTS) or () if isinstance(i, str)}
     return {**seen, **(mark[EVENTS] if isinstance(mark, dict) and isinstance(mark.get(EVENTS), dict) else {})}
+
+
+def _stored_before_ids(scopes: dict[str, str | None], found: list[dict[str, Any]], mark: Any,
+                       events: list[dict[str, Any]]) -> dict[str, str]:
+    """Of ``events`` (a delta), those a session's memories stored before their events' ids were kept (EVENTS, since
+    2026-12-07) hold, with their contents' digests: the delta's chat messages up to such an add's TO, where the
+    digest of the session's chat messages before TO (DIGEST) is theirs, so the delta opens at the session's start
+    and holds, word for word and in order, what was stored of it. Such memories say no event's id, and a service
+    made anew stored the session's events again when they were added as a delta (the session replayed, or its
+    events sent whole). Only where the delta opens with the session: its events told by their words alone, a turn
+    sent again alone (its first event's time and author are in the memories, its others' are not) is stored again,
+    a duplicate, where a guess could lose a turn said again alike."""
+    marks = [*(r["metadata"] or {} for r in found if r["run_id"] == scopes["run_id"]), *(
+        [mark] if isinstance(mark, dict) else [])]
+    # any TO with its DIGEST (a later one says its events' ids too, which the digest tells alike)
+    old = [m for m in marks if isinstance(m.get(TO), int) and not isinstance(m[TO], bool) and m[TO] > 0
+           and isinstance(m.get(DIGEST), str)]
+    if not old or not events:
+        return {}
+    chat = to_chat(events, "the events added")
+    digests = _digests(chat.messages)
+    to = max((m[TO] for m in old if m[TO] < len(digests) and digests[m[TO]] == m[DIGEST]), default=0)
+    last = {}  # each event's last chat message
+    for i, x in enumerate(chat.sources):
+        last[int(x.removeprefix("event "))] = i
+    return {events[e]["id"]: _said_digest(events[e]) for e, i in last.items() if i < to}
 
 
 def _no_id(event: Any, i: int) -> str:
