@@ -18,7 +18,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from sam_model.io import json_type
-from sam_model.scripts import all_alike, compatibility, emoji_joins, looks_latin, mixed, script
+from sam_model.scripts import (
+    LATIN_OF,
+    alike_word,
+    all_alike,
+    compatibility,
+    emoji_joins,
+    looks_latin,
+    mixed,
+    script,
+)
 
 MAX_K = 10_000  # results of one search
 MAX_TEXT_CHARS = 100_000  # one memory's text, one query or observation (~25k tokens; BERT reads 512 at most)
@@ -259,7 +268,8 @@ def scope_flaw(value: str) -> Flaw | None:
     than NFKC (a fullwidth ``'\uff55\uff53\uff45\uff52'`` or mathematical bold ``'\U0001d42e'`` for ``'user'``; an emoji
     such as '\u203c\ufe0f' is taken: sam_model.scripts.compatibility); or
     letters all of other scripts that look like Latin ones (sam_model.scripts.all_alike:
-    ``'\u0440\u0430\u0443\u0440\u0430'`` reads 'paypa'), TR39's whole-script confusable.
+    ``'\u0440\u0430\u0443\u0440\u0430'`` reads 'paypa'), TR39's whole-script confusable, or such a word beside
+    others (``'\u0440\u0430\u0443\u0440\u0430-\u0418\u0432\u0430\u043d'``, like 'paypa-\u0418\u0432\u0430\u043d').
     Why: each made an id that looks like another yet was another scope, so a user whose client normalized
     differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.
     Refused, not normalized: normalizing would move (on a load) or merge (on a call) the scopes of saves already
@@ -305,7 +315,15 @@ def scope_flaw(value: str) -> Flaw | None:
                     "write that word in Latin letters, or the whole id in one script: a word of look-alikes beside "
                     "Latin words makes an id that looks like another's ('\\u0458.smith' for 'j.smith'), yet is another "
                     "scope", "2026-12-07")
-    if (reads := all_alike(value)) is not None:
+    if (word := alike_word(value)) is not None:
+        reads = all_alike(value)
+        if any(ch.isalpha() and ch not in LATIN_OF for ch in value):  # a word of look-alikes beside other words
+            start, end = word
+            of = script(next(ch for ch in value[start:end] if ch.isalpha()))
+            return Flaw(f"writes the word {value[start:end]!r} at position {start} wholly in {of} letters that look "
+                        f"like Latin ones: the id reads as {reads!r}, which another may hold",
+                        "write that word with a letter that looks like no Latin one, or in Latin letters: a word of "
+                        "look-alikes makes an id that looks like another's, yet is another scope", "2026-12-07")
         of = " and ".join(dict.fromkeys(script(ch) for ch in value if ch.isalpha()))
         return Flaw(f"is written wholly in {of} letters that look like Latin ones: it reads as the Latin {reads!r}",
                     "give an id holding a letter that looks like no Latin one, or the Latin id itself: an id of "

@@ -7,8 +7,8 @@ real ids join a Latin prefix to a name in its own script ('user-محمد', 'tena
 wholly of letters that look like Latin ones ('ј.smith', its 'ј' Cyrillic; 'user-асе') would pass beside Latin words:
 such a word is refused in an id holding Latin letters (:data:`LOOKS_LATIN`, TR39's confusables of Latin letters in
 Cyrillic, Greek and Armenian). Digits, punctuation, symbols, emoji and combining marks (scripts Common and
-Inherited) go with any. An id written wholly in letters of another script that look like Latin ones ('раура',
-Cyrillic, reads 'paypa') is told by a few rows of TR39's confusables table (:data:`LATIN_OF`, :func:`all_alike`)."""
+Inherited) go with any. A word written wholly in letters of another script that look like Latin ones ('раура',
+Cyrillic, reads 'paypa'), in any id, is told by a few rows of TR39's confusables table (:data:`LATIN_OF`, :func:`all_alike`)."""
 
 from __future__ import annotations
 
@@ -116,11 +116,8 @@ def looks_latin(value: str) -> tuple[int, int, int] | None:
     latin = next((i for i, ch in enumerate(value) if ch.isalpha() and script(ch) == "Latin"), None)
     if latin is None:
         return None
-    for at, word in words(value):
-        letters = [ch for ch in word if unicodedata.category(ch).startswith("L")]
-        if letters and all(ch in LOOKS_LATIN for ch in letters):
-            return at, at + len(word), latin
-    return None
+    found = alike_word(value)
+    return None if found is None else (*found, latin)
 
 
 _PICTURE = regex.compile(r"\p{Extended_Pictographic}")
@@ -137,17 +134,33 @@ def emoji_joins(value: str, i: int) -> bool:
     return bool(before) and len(value[:i]) - len(before) <= 2 and bool(_PICTURE.fullmatch(before[-1]))
 
 
+def _alike(word: str) -> bool:
+    """Whether every letter of ``word`` is one of :data:`LATIN_OF`'s look-alikes (marks and joiners aside)."""
+    letters = [ch for ch in word if unicodedata.category(ch).startswith("L")]
+    return bool(letters) and all(ch in LATIN_OF for ch in letters)
+
+
+def alike_word(value: str) -> tuple[int, int] | None:
+    """(the start and end of the first word of ``value`` wholly of letters that look like Latin ones), or None."""
+    return next(((at, at + len(word)) for at, word in words(value) if _alike(word)), None)
+
+
 def all_alike(value: str) -> str | None:
-    """The Latin ``value`` reads as (each look-alike as its :data:`LATIN_OF` letter), where every letter of it is a
-    letter of another script that looks like a Latin one ('\u0440\u0430\u0443\u0440\u0430', Cyrillic, reads 'paypa'),
-    else None: TR39's whole-script confusable with Latin, which browsers' IDN policies show as punycode. Such an id
-    poses as another tenant's Latin id with no Latin letter for :func:`looks_latin` to tell it by. An id with a
-    letter that looks like none ('\u0418\u0432\u0430\u043d-\u0441\u0430\u0445\u0430\u0440', its '\u0418') reads
-    as no Latin id, and is taken."""
-    letters = [ch for ch in value if unicodedata.category(ch).startswith("L")]
-    if not letters or not all(ch in LATIN_OF for ch in letters):
+    """``value`` as it reads with each word wholly of letters of another script that look like Latin ones written
+    in the Latin letters it looks like ('\u0440\u0430\u0443\u0440\u0430', Cyrillic, reads 'paypa'), where it has
+    such a word, else None: TR39's whole-script confusable, which browsers' IDN policies show as punycode, taken word
+    by word as :func:`mixed` takes scripts. Such an id poses as another tenant's id with no Latin letter for
+    :func:`looks_latin` to tell it by. Per word, not per id: the rule takes a Latin word beside a Cyrillic one
+    ('paypa-\u0418\u0432\u0430\u043d'), and '\u0440\u0430\u0443\u0440\u0430-\u0418\u0432\u0430\u043d',
+    the same to the eye yet another scope, was taken for its '\u0418'. A word with a letter that looks like none
+    ('\u0418\u0432\u0430\u043d', its '\u0418') reads as no Latin word, and is taken."""
+    found = [(at, word) for at, word in words(value) if _alike(word)]
+    if not found:
         return None
-    return "".join(LATIN_OF.get(ch, ch) for ch in value)
+    reads = list(value)
+    for at, word in found:
+        reads[at:at + len(word)] = [LATIN_OF.get(ch, ch) for ch in word]
+    return "".join(reads)
 
 
 def compatibility(value: str) -> tuple[int, str] | None:
@@ -165,4 +178,4 @@ def compatibility(value: str) -> tuple[int, str] | None:
     return None if first is None else (first, unicodedata.normalize("NFC", "".join(written)))
 
 
-__all__ = ["LATIN_OF", "LOOKS_LATIN", "all_alike", "compatibility", "emoji_joins", "looks_latin", "mixed", "script", "words"]
+__all__ = ["LATIN_OF", "LOOKS_LATIN", "alike_word", "all_alike", "compatibility", "emoji_joins", "looks_latin", "mixed", "script", "words"]

@@ -43,12 +43,35 @@ def test_an_id_wholly_of_latin_lookalikes_is_refused_naming_the_latin_it_reads_a
 @pytest.mark.parametrize("value", [
     "tenant-\u0418\u0432\u0430\u043d", "user-\u0645\u062d\u0645\u062f",  # a Latin prefix, a name in its own script
     "\u0418\u0432\u0430\u043d", "\u043c\u043e\u0441\u043a\u0432\u0430",  # 'И', 'м', 'к', 'в' look like no Latin letter
-    "\u0418\u0432\u0430\u043d-\u0441\u0430\u0445\u0430\u0440",  # a word of look-alikes beside one that is none
-    "\u03a9\u03bc\u03ad\u03b3\u03b1", "user-\u03a9\u03bc\u03ad\u03b3\u03b1", "\u03c1\u03bf-\u0394",
+    "\u0418\u0432\u0430\u043d-\u0441\u0430\u0445\u0430\u0440\u043e\u0432",  # 'в' in each word
+    "\u03a9\u03bc\u03ad\u03b3\u03b1", "user-\u03a9\u03bc\u03ad\u03b3\u03b1", "\u03c1\u03bf\u0394-\u0394",
+    "\u0414\u043c\u0438\u0442\u0440\u0438\u0439", "\u0391\u03bb\u03ad\u03be\u03b1\u03bd\u03b4\u03c1\u03bf\u03c2",
+    "\u0531\u0580\u0561\u0574", "\u0418\u0432\u0430\u043d \u0418\u0432\u0430\u043d\u043e\u0432",
     "42", "\U0001f469\U0001f4bb", "alice",
 ])
 def test_a_name_with_a_letter_that_looks_like_no_latin_one_is_taken(value):
     assert check_scope(value, "user_id") == value
+
+
+@pytest.mark.parametrize(("value", "word", "at", "of", "reads"), [
+    (PAYPA + "-\u0418\u0432\u0430\u043d", PAYPA, 0, "Cyrillic", "paypa-\u0418\u0432\u0430\u043d"),
+    ("\u0418\u0432\u0430\u043d-\u0441\u0430\u0445\u0430\u0440", "\u0441\u0430\u0445\u0430\u0440", 5,
+     "Cyrillic", "\u0418\u0432\u0430\u043d-caxap"),
+    ("\u03c1\u03bf-\u0394", "\u03c1\u03bf", 0, "Greek", "po-\u0394"),
+    ("\u0531\u0580\u0561\u0574 \u0570\u0585\u057d", "\u0570\u0585\u057d", 5, "Armenian",
+     "\u0531\u0580\u0561\u0574 hou"),
+])
+def test_a_word_of_latin_lookalikes_beside_a_word_of_its_script_is_refused(value, word, at, of, reads):
+    """'раура-Иван' looks the same as 'paypa-Иван', which the rule takes (a Latin word beside a Cyrillic one), yet
+    was another scope, taken for the 'И' of its other word: the look-alike word is refused wherever it stands."""
+    assert check_scope(reads, "user_id") == reads  # the id it poses as: taken, another's
+    with pytest.raises(ValueError) as refused:
+        check_scope(value, "user_id")
+    said = str(refused.value)
+    assert said.startswith(f"user_id writes the word {word!r} at position {at} wholly in {of} letters that look "
+                           f"like Latin ones: the id reads as {reads!r}, which another may hold: write that word "
+                           "with a letter that looks like no Latin one, or in Latin letters"), said
+    assert "\n" not in said
 
 
 def test_a_greek_letter_in_a_latin_word_is_refused_as_mixing_scripts():
@@ -89,7 +112,7 @@ def test_ids_nfkc_leaves_as_they_are_and_emoji_it_would_write_as_letters_are_tak
         check_scope("mia-\u203c-\uff11", "user_id")
 
 
-@pytest.mark.parametrize("old_id", [PAYPA, FULLWIDTH, BOLD])
+@pytest.mark.parametrize("old_id", [PAYPA, FULLWIDTH, BOLD, PAYPA + "-\u0418\u0432\u0430\u043d"])
 def test_an_old_save_under_such_an_id_loads_its_memories_read_updated_and_deleted(tmp_path, monkeypatch, caplog,
                                                                                   old_id):
     with monkeypatch.context() as before:  # the entry points as they were until 2026-12-07: the id taken
@@ -109,9 +132,9 @@ def test_an_old_save_under_such_an_id_loads_its_memories_read_updated_and_delete
     memory.update(kept[0]["id"], "my card ends 9999", user_id=old_id)
     assert [r["memory"] for r in memory.get_all(user_id=old_id)["results"]] == ["my card ends 9999",
                                                                                  "I fly on Monday"]
-    with pytest.raises(ValueError, match="^user_id is (written wholly in Cyrillic|not in Unicode NFKC)"):
+    with pytest.raises(ValueError, match="^user_id (is written wholly in Cyrillic|is not in Unicode NFKC|writes the word)"):
         memory.add("I moved to Paris", user_id=old_id)
-    with pytest.raises(ValueError, match="^agent_id is (written wholly in Cyrillic|not in Unicode NFKC)"):
+    with pytest.raises(ValueError, match="^agent_id (is written wholly in Cyrillic|is not in Unicode NFKC|writes the word)"):
         memory.get_all(user_id="paypa", agent_id=old_id)  # no memory held under it as an agent_id: refused
     memory.delete_all(user_id=old_id)
     assert [r["memory"] for r in memory.get_all(all_scopes=True)["results"]] == ["I live in Lyon"]  # never reached
