@@ -163,19 +163,30 @@ def all_alike(value: str) -> str | None:
     return "".join(reads)
 
 
+_PRESENTED = regex.compile(r"\p{Emoji_Presentation}")
+
+
+def shown_as_picture(value: str, i: int) -> bool:
+    """Whether ``value[i]`` is an emoji shown as a picture: one whose default is a picture ('\U0001f201'), or a
+    pictograph with the emoji presentation selector U+FE0F after it ('\u2139\ufe0f'). Without it, '\u2139' (a
+    letter, Ll) is drawn as a text 'i' and '\u203c' as '!!': 'adm\u2139n' looked like 'admin' yet was another id,
+    and was taken as an emoji."""
+    return bool(_PRESENTED.fullmatch(value[i]) or (_PICTURE.fullmatch(value[i]) and value[i + 1:i + 2] == "\ufe0f"))
+
+
 def compatibility(value: str) -> tuple[int, str] | None:
     """(the position of the first character of ``value`` that Unicode NFKC changes, ``value`` with each such character
     as NFKC writes it), or None: a fullwidth 'ｕ', a mathematical bold '𝐮', a ligature 'ﬁ', a circled '①' or a
-    no-break space look like the plain letters yet make another id. An emoji is left as it is ('‼️', '™️', 'ℹ️',
-    '㊗️', ids real users pick): shown as a picture, it looks like none of the letters NFKC writes for it ('!!', 'i').
-    Per character: in a string in NFC, NFKC changes only the characters it decomposes."""
+    no-break space look like the plain letters yet make another id. An emoji shown as a picture is left as it is
+    ('‼️', '™️', 'ℹ️', '㊗️', ids real users pick; :func:`shown_as_picture`): it looks like none of the letters NFKC
+    writes for it ('!!', 'i'). Per character: in a string in NFC, NFKC changes only the characters it decomposes."""
     first, written = None, []
     for i, ch in enumerate(value):
-        plain = ch if _PICTURE.fullmatch(ch) else unicodedata.normalize("NFKC", ch)
+        plain = ch if shown_as_picture(value, i) else unicodedata.normalize("NFKC", ch)
         if plain != ch and first is None:
             first = i
         written.append(plain)
     return None if first is None else (first, unicodedata.normalize("NFC", "".join(written)))
 
 
-__all__ = ["LATIN_OF", "LOOKS_LATIN", "alike_word", "all_alike", "compatibility", "emoji_joins", "looks_latin", "mixed", "script", "words"]
+__all__ = ["LATIN_OF", "LOOKS_LATIN", "alike_word", "all_alike", "compatibility", "emoji_joins", "looks_latin", "mixed", "script", "shown_as_picture", "words"]

@@ -108,8 +108,25 @@ def test_ids_nfkc_leaves_as_they_are_and_emoji_it_would_write_as_letters_are_tak
     for value in ("Jos\u00e9", "\u7530\u4e2d", "\ud55c\uad6d", "\u2764\ufe0f\u200d\U0001f525", "a b", "mia_li-3",
                   "\u203c\ufe0f", "\u2139\ufe0f", "mia-\u2122\ufe0f", "\u3297\ufe0f"):
         assert check_scope(value, "user_id") == value
-    with pytest.raises(ValueError, match="the id is 'mia-\u203c-1' in NFKC"):  # the emoji kept as it is
-        check_scope("mia-\u203c-\uff11", "user_id")
+    with pytest.raises(ValueError, match="the id is 'mia-\u203c\ufe0f-1' in NFKC"):  # the emoji kept as it is
+        check_scope("mia-\u203c\ufe0f-\uff11", "user_id")
+    assert check_scope("\U0001f201", "user_id") == "\U0001f201"  # a picture by default, no selector needed
+
+
+@pytest.mark.parametrize(("value", "at", "name", "nfkc"), [
+    ("adm\u2139n", 3, "INFORMATION SOURCE", "admin"), ("wow\u203c", 3, "DOUBLE EXCLAMATION MARK", "wow!!"),
+    ("\u24c2ia", 0, "CIRCLED LATIN CAPITAL LETTER M", "Mia"), ("acme\u2122", 4, "TRADE MARK SIGN", "acmeTM"),
+    ("a\U0001f202", 1, "SQUARED KATAKANA SA", "a\u30b5"),
+])
+def test_a_pictograph_without_its_emoji_selector_is_text_and_refused_naming_its_nfkc_form(value, at, name, nfkc):
+    """Without U+FE0F after it, 'ℹ' (a letter) is drawn as a text 'i', '‼' as '!!': 'admℹn' looked like 'admin',
+    which another may hold, yet was taken as an emoji. With the selector it is a picture, and taken (above)."""
+    assert check_scope(value[:at + 1] + "\ufe0f" + value[at + 1:], "user_id")  # the picture: taken
+    with pytest.raises(ValueError) as refused:
+        check_scope(value, "user_id")
+    said = str(refused.value)
+    assert said.startswith(f"user_id is not in Unicode NFKC form ({value[at]!r}, {name}, at position {at}; the id is "
+                           f"{nfkc!r} in NFKC)"), said
 
 
 @pytest.mark.parametrize("old_id", [PAYPA, FULLWIDTH, BOLD, PAYPA + "-\u0418\u0432\u0430\u043d"])
