@@ -90,6 +90,11 @@ def test_the_limit_counts_a_lines_bytes_without_its_newline(sent, expected):
     (b'{"id": 4, "id": 5, "params": "xx', None),  # twice: neither
     (b'{"id": 4, "params": "\xc3\xa9\xc3', 4),  # cut within a character
     (b'{"id": true, "params": "', None), (b'[{"id": 4}, "', None), (b'{"id": 4', None),
+    (b'{"params": {"id": 4, "text": "x"}, "id": 5, "method": "x", "params2": "xx', 5),  # a nested id read past
+    (b'{"text": "\\"id\\": 4", "id": 6, "params": "xx', 6),  # "id" within a string, its quotes escaped
+    # the client's answer to the server's request (sampling): its id is the server's, not a request of the client's
+    (b'{"jsonrpc": "2.0", "id": 0, "result": {"content": {"text": "xx', None),
+    (b'{"jsonrpc": "2.0", "id": 0, "error": {"code": -1, "message": "xx', None),
 ])
 def test_the_id_of_a_line_too_long_is_read_from_its_head_where_it_is_whole(head, expected):
     assert id_in_head(head) == expected

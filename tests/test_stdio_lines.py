@@ -220,6 +220,8 @@ def test_a_refused_request_is_answered_with_its_id_and_a_line_the_sdk_cannot_rea
     ('{"id": "seven", "id": "eight"}', None),  # the id itself given twice: neither is the request's
     ('{"id": true}', None), ('{"id": 1.5}', None), ('[{"id": 1}]', None), ('{"id": 1, ', None),
     ('{"id": "\\ud800"}', None),  # no Unicode text, which no answer can carry
+    # the client's answer to the server's request: its id is in the server's numbering, no request of the client's
+    ('{"jsonrpc": "2.0", "id": 0, "result": {"a": 1, "a": 2}}', None), ('{"id": 0, "error": {}}', None),
 ])
 def test_the_id_a_refusal_answers_to_is_read_only_where_it_is_unambiguous(line, expected):
     from sam_model.serve.jsonrpc import id_of

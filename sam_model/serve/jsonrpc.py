@@ -71,14 +71,23 @@ def _last_unless_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+# members of a response (the client's answer to the server's request): its id is the server's request's, in the
+# server's numbering, never one of the client's; an error carrying it answered one of the client's own requests
+# that happened to hold that number, which the client then took as failed
+RESPONSE_KEYS = ("result", "error")
+
+
 def id_of(message: str) -> int | str | None:
     """The id of the request ``message`` is, where it can be read unambiguously (an object giving "id" once, an
-    integer or a string that is Unicode text), else None: what a refusal of the message answers to."""
+    integer or a string that is Unicode text, no response: :data:`RESPONSE_KEYS`), else None: what a refusal of the
+    message answers to."""
     try:
         found = json.loads(message, object_pairs_hook=_last_unless_twice)
     except (ValueError, RecursionError):
         return None
-    return _readable_id(found.get("id") if isinstance(found, dict) else None)
+    if not isinstance(found, dict) or any(key in found for key in RESPONSE_KEYS):
+        return None
+    return _readable_id(found.get("id"))
 
 
 def _readable_id(value: Any) -> int | str | None:
@@ -96,8 +105,9 @@ def _readable_id(value: Any) -> int | str | None:
 
 def id_in_head(head: bytes) -> int | str | None:
     """The id of the request whose first bytes are ``head`` (a line too long to be read whole), where the object's
-    members before the cut give "id" once, else None. Read member by member, each value whole or not at all: a
-    client waits for the answer carrying its id, and one writing "id" before "params" (as clients do) gets it."""
+    members before the cut give "id" once and name no response's member (:data:`RESPONSE_KEYS`: its value, a
+    result too long, is what was cut), else None. Read member by member, each value whole or not at all: a client
+    waits for the answer carrying its id, and one writing "id" before "params" (as clients do) gets it."""
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as err:  # the cut may split a character: the text before it
@@ -112,7 +122,7 @@ def id_in_head(head: bytes) -> int | str | None:
         while True:
             key, at = decoder.raw_decode(text, _blank(text, at))
             at = _blank(text, at)
-            if not isinstance(key, str) or not text.startswith(":", at):
+            if not isinstance(key, str) or not text.startswith(":", at) or key in RESPONSE_KEYS:
                 return None
             value, at = decoder.raw_decode(text, _blank(text, at + 1))
             at = _blank(text, at)
@@ -135,4 +145,4 @@ def _blank(text: str, at: int) -> int:
     return at
 
 
-__all__ = ["BUSY", "INVALID_REQUEST", "PARSE_ERROR", "busy", "id_in_head", "id_of", "invalid_request", "key_twice", "parse_error"]
+__all__ = ["BUSY", "INVALID_REQUEST", "PARSE_ERROR", "RESPONSE_KEYS", "busy", "id_in_head", "id_of", "invalid_request", "key_twice", "parse_error"]
