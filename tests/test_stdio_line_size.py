@@ -5,6 +5,7 @@ usual. The reader is run over a real pipe, as stdin is read."""
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 import threading
@@ -73,6 +74,11 @@ def test_bytes_that_never_end_are_told_at_once():
     ([b"a" * LIMIT + b"\n", b"b" * LIMIT], [b"a" * LIMIT + b"\n", b"b" * LIMIT]),  # at the limit: read
     ([b"a" * (LIMIT + 1) + b"\n", b"{}\n"], [LIMIT + 1, b"{}\n"]),  # past it: its size said
     ([b"\n", b"a" * (LIMIT + 1)], [b"\n", None]),  # the last line, with no newline: no size known
+    # a Windows client's "\r\n" is its newline: a line at the limit is read, one byte more is not
+    ([b"a" * LIMIT + b"\r\n", b"{}\r\n"], [b"a" * LIMIT + b"\r\n", b"{}\r\n"]),
+    ([b"a" * LIMIT + b"\r", b"\n{}\n"], [b"a" * LIMIT + b"\r\n", b"{}\n"]),  # the "\r" read before its "\n"
+    ([b"a" * (LIMIT + 1) + b"\r\n", b"{}\n"], [LIMIT + 1, b"{}\n"]),
+    ([b"a" * LIMIT + b"\rb\n", b"{}\n"], [LIMIT + 2, b"{}\n"]),  # a "\r" within a line is of it
 ])
 def test_the_limit_counts_a_lines_bytes_without_its_newline(sent, expected):
     r, w = os.pipe()
@@ -81,6 +87,10 @@ def test_the_limit_counts_a_lines_bytes_without_its_newline(sent, expected):
         got = list(_raw_lines(source, LIMIT))
     thread.join(10)
     assert [g.size if isinstance(g, TooLong) else g for g in got] == expected
+    # a source with no file descriptor (read by its own lines) counts alike
+    got = list(_raw_lines(io.BytesIO(b"".join(sent)), LIMIT))
+    assert [g.size if isinstance(g, TooLong) else g for g in got] == [e for e in expected if e is not None] + \
+        [LIMIT + 1 for e in expected if e is None]
 
 
 @pytest.mark.parametrize("head, expected", [

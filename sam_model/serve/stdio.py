@@ -65,6 +65,7 @@ MAX_IN_FLIGHT = 64  # requests read and not answered yet, before the next line i
 # requests read past MAX_IN_FLIGHT while the server waits on the client and held in memory; past it, each is answered
 # at once with an error (a client that never answers its server's requests would fill the memory otherwise)
 MAX_HELD = 1024
+CR = 13  # the byte "\r", of a line ending "\r\n"
 HEAD_BYTES = 1 << 16  # of a line over the limit, the bytes kept to read its id from (sam_model.serve.jsonrpc.id_in_head)
 
 
@@ -304,7 +305,8 @@ class _Lines:
 
 
 def _raw_lines(source: BinaryIO, limit: int = MAX_BODY_BYTES) -> Iterator[bytes | TooLong]:
-    """``source``'s lines as bytes, each one longer than ``limit`` bytes (its newline not counted) as a
+    """``source``'s lines as bytes, each one longer than ``limit`` bytes (its newline not counted, "\\r\\n" nor
+    "\\n": a Windows client's line as long as the HTTP body the limit takes was refused for its "\\r") as a
     :class:`TooLong`, read from its file descriptor where it has one: a daemon thread blocked in a buffered file's
     read holds its lock, which the interpreter's exit then waits on (a fatal error), where one blocked in os.read
     holds nothing. Read so, at most ``limit`` bytes and a read's are held: a line past them is told at once and read
@@ -314,7 +316,7 @@ def _raw_lines(source: BinaryIO, limit: int = MAX_BODY_BYTES) -> Iterator[bytes 
         fd = source.fileno()
     except (AttributeError, OSError, ValueError):
         for line in source:
-            size = len(line) - line.endswith(b"\n")
+            size = len(line) - line.endswith(b"\n") - line.endswith(b"\r\n")
             yield TooLong(line[:HEAD_BYTES], size) if size > limit else line
         return
     pending = bytearray()
@@ -329,11 +331,11 @@ def _raw_lines(source: BinaryIO, limit: int = MAX_BODY_BYTES) -> Iterator[bytes 
         pending += chunk
         cut = 0
         while (at := pending.find(b"\n", start)) >= 0:
-            size = at - cut
+            size = at - cut - (at > cut and pending[at - 1] == CR)
             yield TooLong(bytes(pending[cut:cut + HEAD_BYTES]), size) if size > limit else bytes(pending[cut:at + 1])
             cut = start = at + 1
         del pending[:cut]
-        if len(pending) > limit:  # told now, not at its end: a line may never end
+        if len(pending) - pending.endswith(b"\r") > limit:  # told now, not at its end: a line may never end
             yield TooLong(bytes(pending[:HEAD_BYTES]), None)
             skipping = True
             pending.clear()
