@@ -79,6 +79,7 @@ def test_bytes_that_never_end_are_told_at_once():
     ([b"a" * LIMIT + b"\r", b"\n{}\n"], [b"a" * LIMIT + b"\r\n", b"{}\n"]),  # the "\r" read before its "\n"
     ([b"a" * (LIMIT + 1) + b"\r\n", b"{}\n"], [LIMIT + 1, b"{}\n"]),
     ([b"a" * LIMIT + b"\rb\n", b"{}\n"], [LIMIT + 2, b"{}\n"]),  # a "\r" within a line is of it
+    ([b"{}\n", b"a" * LIMIT + b"\r"], [b"{}\n", LIMIT + 1]),  # so is one ending the input, no "\n" after it
 ])
 def test_the_limit_counts_a_lines_bytes_without_its_newline(sent, expected):
     r, w = os.pipe()

@@ -339,8 +339,8 @@ def _raw_lines(source: BinaryIO, limit: int = MAX_BODY_BYTES) -> Iterator[bytes 
             yield TooLong(bytes(pending[:HEAD_BYTES]), None)
             skipping = True
             pending.clear()
-    if pending:
-        yield bytes(pending)
+    if pending:  # the last line, no newline after it: its "\r" is of it
+        yield TooLong(bytes(pending[:HEAD_BYTES]), len(pending)) if len(pending) > limit else bytes(pending)
 
 
 def _claim_stdin() -> tuple[BinaryIO, Any]:
