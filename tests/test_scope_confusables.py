@@ -30,6 +30,10 @@ BOLD = "\U0001d42e\U0001d42c\U0001d41e\U0001d42b"  # MATHEMATICAL BOLD SMALL U, 
     ("\u03bf\u03bd\u03b1", "Greek", "ova"), ("\u0391\u039c\u0391\u0396\u039f\u039d", "Greek", "AMAZON"),
     ("\u0441\u0430\u0445\u0430\u0440 \u039a\u039f", "Cyrillic and Greek", "caxap KO"),  # two words, two scripts
     ("\u0570\u0585\u057d", "Armenian", "hou"),
+    # rows of confusables.txt 17.0.0 the table lacked until 2026-12-07: г r, σ o, ց g, ք f, գ q, Տ S, Ԍ G, Ϝ F
+    ("\u0440\u0430\u0440\u0435\u0433", "Cyrillic", "paper"), ("\u0581\u0585\u0585\u0581", "Armenian", "goog"),
+    ("\u0584\u0585\u0585", "Armenian", "foo"), ("\u0563\u057d", "Armenian", "qu"), ("\u054f\u0555\u054d", "Armenian", "SOU"),
+    ("\u03c3\u03b9\u03bf", "Greek", "oio"), ("\u050c\u041e", "Cyrillic", "GO"), ("\u03dc\u039f", "Greek", "FO"),
 ])
 def test_an_id_wholly_of_latin_lookalikes_is_refused_naming_the_latin_it_reads_as(value, of, reads):
     with pytest.raises(ValueError) as refused:
