@@ -12,7 +12,7 @@
 - :mod:`sam_model.integrations.adk` — ``SAMMemoryService``, Google ADK's ``BaseMemoryService``: each session added
   stored once as the ``adk`` reader reads it, searched by app and user (``pip install google-adk``).
 - :mod:`sam_model.integrations.pydantic_ai` — ``SAMCapability``, a Pydantic AI capability recalling before each run
-  (in the requests' instructions, not the history) and storing its new messages after it (``pip install
+  (framed as data in the requests, not the instructions nor the history) and storing its new messages after it (``pip install
   pydantic-ai-slim``).
 - :mod:`sam_model.integrations.fitting` — no framework: a message too long for a memory cut as the importer cuts it,
   for the adapters storing as the agent runs.
