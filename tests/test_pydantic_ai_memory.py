@@ -267,6 +267,41 @@ def test_a_streamed_run_and_an_iterated_run_are_stored_as_a_run_is():
 
 
 @needs_pai
+def test_a_run_stopped_early_stores_what_it_said():
+    """A streamed answer the user stops (the app leaves ``run_stream`` before its end) or an ``iter`` left part way:
+    Pydantic AI cancels the run and calls no after_run, yet the history the app saves holds its prompt, which the next
+    run is given, not a new message of it: the prompt was never stored. What the run said is stored when it stops,
+    once, in its user's scope."""
+    memory = ScopedMemory(HashingEncoder(64))
+
+    async def words(messages: list[Any], info: AgentInfo) -> Any:
+        for word in ("Rotterdam ", "customs ", "hold"):
+            yield word
+
+    model = FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("Rotterdam customs hold")]),
+                          stream_function=words)
+    agent = Agent(model, deps_type=Deps, capabilities=[SAMCapability(memory, agent_id="desk")])
+
+    async def stopped() -> list[Any]:
+        async with agent.run_stream("Where is TRK1111111 held?", deps=Deps("mia")) as streamed:
+            async for _ in streamed.stream_text(delta=True):
+                break  # the user pressed stop
+        async with agent.iter("Why is TRK2222222 late?", deps=Deps("ben")) as run:
+            async for node in run:
+                if Agent.is_call_tools_node(node):
+                    break  # the model has answered; the app leaves
+        return streamed.all_messages()
+
+    saved = asyncio.run(stopped())
+    assert "Where is TRK1111111 held?" in _stored(memory, "mia")
+    assert "Why is TRK2222222 late?" in _stored(memory, "ben") and not any("TRK2222222" in m
+                                                                              for m in _stored(memory, "mia"))
+    agent.run_sync("And now?", deps=Deps("mia"), message_history=saved)
+    stored = _stored(memory, "mia")
+    assert stored.count("Where is TRK1111111 held?") == 1 and stored[-2:] == ["And now?", "Rotterdam customs hold"]
+
+
+@needs_pai
 def test_the_saved_histories_read_back_as_the_memories_stored(tmp_path):
     """The round trip: the histories the app saves of the runs (``all_messages_json()``, a ``.jsonl`` of ``{"id",
     "messages"}`` lines) converted by the ``pydantic-ai`` log reader into training data hold the words the capability

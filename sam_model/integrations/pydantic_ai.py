@@ -23,7 +23,9 @@ history's, so ``result.all_messages()`` (what the app saves and gives back as ``
 nor in training data. ``after_run`` stores the run's new messages
 (``result.new_messages()`` as ``new_messages_json()`` writes them: ScopedMemory.add reads them as the ``pydantic-ai``
 log reader does, the one code path); a history given back as ``message_history`` is none of them, and a run stored
-again (a repeated hook) is read as sent already: each message is stored once. A blank prompt is left out, a text
+again (a repeated hook) is read as sent already: each message is stored once. A run stopped early (a streamed answer
+the user stops, an ``iter`` left part way: cancelled, no ``after_run``) stores what it said until then (``wrap_run``);
+a run failed by an error (the model's, a tool's, a usage limit) stores nothing, as the app gets no history of it. A blank prompt is left out, a text
 too long for a memory stored cut (:func:`storable`).
 
 Scopes: a run's user is its deps' ``user_id`` (an attribute, or a key of a dict), or the capability's own when made
@@ -44,7 +46,7 @@ from typing import Any
 
 try:
     from pydantic_ai.capabilities import AbstractCapability
-    from pydantic_ai.messages import DataCapabilityPart, ModelRequest, ModelSource
+    from pydantic_ai.messages import DataCapabilityPart, ModelMessagesTypeAdapter, ModelRequest, ModelSource
 except ImportError as exc:  # an optional integration: said in one line, not a traceback into the package's imports
     raise ImportError(f"sam_model.integrations.pydantic_ai needs Pydantic AI 2.x with capabilities ({exc}): pip "
                       "install pydantic-ai-slim, or use ScopedMemory directly") from None
@@ -152,6 +154,8 @@ class SAMCapability(AbstractCapability[Any]):
     k: int = 5
     scopes: dict[str, str | None] | None = field(default=None, repr=False)  # the run's, set by for_run
     recalled: str = field(default="", repr=False)  # the run's recall, numbered under HEAD ("" for none)
+    live: list[Any] | None = field(default=None, repr=False)  # the run's history as it runs (before_model_request)
+    stored: bool = field(default=False, repr=False)  # the run's messages are stored (after_run, or stopped early)
 
     def __post_init__(self) -> None:
         check_scope(self.user_id, "user_id")
@@ -185,7 +189,7 @@ class SAMCapability(AbstractCapability[Any]):
         # the newest words a query holds (MAX_TEXT_CHARS): a longer prompt (a document pasted whole) was refused
         hits = await asyncio.to_thread(self.recall, scopes, run_words(ctx.prompt, ctx.messages)[-MAX_TEXT_CHARS:])
         text = f"{HEAD} ({memories(len(hits))})\n{numbered(hits)}" if hits else ""
-        return replace(self, scopes=scopes, recalled=text)
+        return replace(self, scopes=scopes, recalled=text, live=None, stored=False)
 
     async def prepare_model_request(self, ctx: Any, request_context: Any) -> Any:
         """The run's recall added to this request's messages as framed data, not to the history (the module doc)."""
@@ -193,9 +197,33 @@ class SAMCapability(AbstractCapability[Any]):
             return request_context
         return replace(request_context, messages=with_recall(request_context.messages, self.recalled))
 
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        """Keeps the run's live history (``ctx.messages``, the graph's own list): a run stopped early has no result."""
+        self.live = ctx.messages
+        return request_context
+
     async def after_run(self, ctx: Any, *, result: Any) -> Any:
+        await self._store(ctx, json.loads(result.new_messages_json()))
+        return result
+
+    async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+        """The run, and where it is stopped early (a streamed answer the user stops, an ``iter`` left part way:
+        cancelled, no after_run) its messages said until then stored: the history the app saves holds them, and
+        given back it is none of the next run's new messages, so they were never stored. A run failed by an error
+        stores nothing, as the app gets no history of it."""
+        try:
+            return await handler()
+        except asyncio.CancelledError:
+            said = [m for m in self.live or () if ctx.run_id is not None and getattr(m, "run_id", None) == ctx.run_id]
+            if said and not self.stored:
+                # shielded: the thread stores even where the cancelled scope cancels this wait again
+                await asyncio.shield(self._store(ctx, json.loads(ModelMessagesTypeAdapter.dump_json(said))))
+            raise
+
+    async def _store(self, ctx: Any, messages: list[dict[str, Any]]) -> None:
+        """The run's new ``messages`` (as ``new_messages_json()`` writes them) stored in its scopes, once a run."""
         scopes = self.scopes if self.scopes is not None else self.scopes_of(ctx.deps)
-        new = storable(json.loads(result.new_messages_json()))
+        self.stored = True
+        new = storable(messages)
         if new:
             await asyncio.to_thread(self.memory.add, new, **scopes)
-        return result
