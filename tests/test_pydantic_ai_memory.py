@@ -13,6 +13,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -299,6 +300,39 @@ def test_a_run_stopped_early_stores_what_it_said():
     agent.run_sync("And now?", deps=Deps("mia"), message_history=saved)
     stored = _stored(memory, "mia")
     assert stored.count("Where is TRK1111111 held?") == 1 and stored[-2:] == ["And now?", "Rotterdam customs hold"]
+
+
+class ThreadedEncoder(HashingEncoder):
+    """HashingEncoder noting the thread of each encode (BERT's forward pass, in the real store)."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.threads: list[int] = []
+
+    def embed(self, texts: Any) -> Any:
+        self.threads.append(threading.get_ident())
+        return super().embed(texts)
+
+
+@needs_pai
+def test_the_store_encodes_off_the_event_loop():
+    """The recall and the store encode with the retriever (a BERT forward pass, 10s of ms a call): on the event loop
+    they stalled every other user's run the server was serving. Each runs in a worker thread, a run stopped early's
+    too."""
+    encoder, script = ThreadedEncoder(), Script()
+    agent = _agent(script, SAMCapability(ScopedMemory(encoder), agent_id="desk"))
+
+    async def runs() -> int:
+        await agent.run("Where is TRK1111111?", deps=Deps("mia"))
+        await agent.run("Which one was it?", deps=Deps("mia"))  # a recall of stored memories
+        async with agent.iter("And TRK2222222?", deps=Deps("mia")) as run:
+            async for node in run:
+                if Agent.is_call_tools_node(node):
+                    break
+        return threading.get_ident()
+
+    loop = asyncio.run(runs())
+    assert len(encoder.threads) >= 5 and loop not in encoder.threads, encoder.threads
 
 
 @needs_pai
