@@ -59,19 +59,21 @@ def _framed(part: Any) -> bool:
 class Script:
     """A model that calls track_shipment for a prompt naming a TRK number, then answers with the tool's result; any
     other prompt it answers "Noted: <prompt>". It keeps what each request was sent beside the history: its
-    instructions (the application's voice) in ``said`` and the newest request's framed data in ``framed``; ``seen``
-    is both."""
+    instructions (the application's voice) in ``said`` and the framed data in its messages in ``framed``; ``seen`` is
+    both."""
 
     def __init__(self) -> None:
         self.said: list[str] = []
         self.framed: list[str] = []
         self.seen: list[str] = []
         self.asked: list[str] = []  # each request's last own part's text, beside what it was sent in seen
+        self.order: list[list[list[str]]] = []  # each request's messages' parts, by kind ("frame": the data's)
 
     def __call__(self, messages: list[Any], info: AgentInfo) -> ModelResponse:
         self.said.append(info.instructions or "")
-        self.framed.append("\n".join(_text(p) for p in messages[-1].parts if _framed(p)))
+        self.framed.append("\n".join(_text(p) for m in messages for p in m.parts if _framed(p)))
         self.seen.append("\n".join(s for s in (self.said[-1], self.framed[-1]) if s))
+        self.order.append([["frame" if _framed(p) else p.part_kind for p in m.parts] for m in messages])
         last = [p for p in messages[-1].parts if not _framed(p)][-1]
         self.asked.append(str(last.content))
         earlier = [w.strip("?.:,") for m in messages[:-1] for p in m.parts if p.part_kind == "user-prompt"
@@ -164,6 +166,13 @@ def test_the_recall_reaches_the_model_as_framed_data_not_in_the_operators_voice(
     notes, body = framed.split("<sam_memories>\n", 1)
     assert body.rstrip().endswith("</sam_memories>") and "</sam_memories>" in notes, framed  # the forged tag named
     assert script.asked[-1] == "Can I get a refund policy answer?"  # the prompt the model answers is the user's
+    # a run of two requests (the call, then its result): the frame before the run's prompt in both, a tool's return
+    # right after its call, no frame in the earlier runs' messages
+    agent.run_sync("Where is TRK1111111 now?", deps=Deps("mia"))
+    call, answer = script.order[-2:]
+    assert call[-1][-1] == "user-prompt" and "frame" in call[-1] and call[-1].index("frame") < len(call[-1]) - 1
+    assert answer[-3] == call[-1] and answer[-2:] == [["tool-call"], ["tool-return"]], answer
+    assert all("frame" not in kinds for kinds in call[:-1]), call
 
 
 @needs_pai
