@@ -176,6 +176,22 @@ def test_the_recall_reaches_the_model_as_framed_data_not_in_the_operators_voice(
 
 
 @needs_pai
+def test_the_frame_goes_after_tool_returns_where_no_prompt_is_sent():
+    """A request holding no user prompt (a history of tool returns continued): the frame after the returns, which a
+    provider wants right after their calls; no request at all: one made for it, not a StopIteration."""
+    from pydantic_ai.messages import ModelRequest, ToolReturnPart
+
+    from sam_model.integrations.pydantic_ai import MemoriesPart, with_recall
+
+    returns = ModelRequest(parts=[ToolReturnPart("track_shipment", "held", tool_call_id="c1")])
+    sent = with_recall([returns], "1. a memory")
+    assert [p.part_kind for p in sent[0].parts] == ["tool-return", "capability"] and returns.parts[-1].part_kind == \
+        "tool-return"  # the history's message not changed
+    made = with_recall([], "1. a memory")
+    assert len(made) == 1 and isinstance(made[0].parts[0], MemoriesPart)
+
+
+@needs_pai
 def test_each_message_is_stored_once_when_given_back_and_after_a_restart():
     memory, script = ScopedMemory(HashingEncoder(64)), Script()
     sam = SAMCapability(memory, agent_id="desk")

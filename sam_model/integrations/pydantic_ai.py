@@ -86,7 +86,9 @@ def with_recall(messages: list[Any], recalled: str) -> list[Any]:
         if at is not None:
             out[i] = replace(out[i], parts=[*parts[:at], part, *parts[at:]])
             return out
-    at = next(i for i in range(len(out) - 1, -1, -1) if isinstance(out[i], ModelRequest))
+    at = next((i for i in range(len(out) - 1, -1, -1) if isinstance(out[i], ModelRequest)), None)
+    if at is None:  # no request to carry it (a request is always sent with one; said, not a StopIteration)
+        return [*out, ModelRequest(parts=[part])]
     out[at] = replace(out[at], parts=[*out[at].parts, part])
     return out
 
