@@ -327,6 +327,38 @@ def test_a_run_stopped_early_stores_what_it_said():
     assert stored.count("Where is TRK1111111 held?") == 1 and stored[-2:] == ["And now?", "Rotterdam customs hold"]
 
 
+@needs_pai
+def test_a_run_failed_part_way_stores_what_it_said_once():
+    """A run that booked a flight, then hit its usage limit (or its model failed): no after_run, yet the call was made
+    and Pydantic AI hands the app the run's conversation (``error.conversation``) to save and resume from, given
+    back as no new message: the prompt and the booking were never stored. Stored when the run fails, once."""
+    from pydantic_ai.usage import UsageLimits
+
+    memory, booked = ScopedMemory(HashingEncoder(64)), []
+
+    def book_flight(flight: str) -> str:
+        """Books a flight."""
+        booked.append(flight)
+        return f"booked {flight}, PNR Q7XK2L"
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        if "Book me" in _text([p for p in messages[-1].parts if not _framed(p)][-1]):
+            return ModelResponse(parts=[ToolCallPart("book_flight", {"flight": "LH441"}, tool_call_id="b1")])
+        return ModelResponse(parts=[TextPart("Booked: PNR Q7XK2L")])
+
+    agent = Agent(FunctionModel(model), deps_type=Deps, tools=[book_flight],
+                  capabilities=[SAMCapability(memory, agent_id="desk")])
+    with pytest.raises(Exception, match="request_limit") as failed:
+        agent.run_sync("Book me on LH441", deps=Deps("mia"), usage_limits=UsageLimits(request_limit=1))
+    assert booked == ["LH441"]
+    stored = _stored(memory, "mia")
+    assert stored[0] == "Book me on LH441" and any("Q7XK2L" in m for m in stored), stored
+    agent.run_sync("Did it go through?", deps=Deps("mia"), message_history=failed.value.conversation.messages)
+    again = _stored(memory, "mia")
+    assert again[:len(stored)] == stored and again.count("Book me on LH441") == 1 and again[-2] == "Did it go through?", again
+    assert _stored(memory, "ben") == []
+
+
 class ThreadedEncoder(HashingEncoder):
     """HashingEncoder noting the thread of each encode (BERT's forward pass, in the real store)."""
 

@@ -24,8 +24,8 @@ nor in training data. ``after_run`` stores the run's new messages
 (``result.new_messages()`` as ``new_messages_json()`` writes them: ScopedMemory.add reads them as the ``pydantic-ai``
 log reader does, the one code path); a history given back as ``message_history`` is none of them, and a run stored
 again (a repeated hook) is read as sent already: each message is stored once. A run stopped early (a streamed answer
-the user stops, an ``iter`` left part way: cancelled, no ``after_run``) stores what it said until then (``wrap_run``);
-a run failed by an error (the model's, a tool's, a usage limit) stores nothing, as the app gets no history of it. A blank prompt is left out, a text
+the user stops, an ``iter`` left part way: cancelled) or failed part way (a usage limit, the model's error), which
+have no ``after_run``, stores what it said until then (``wrap_run``). A blank prompt is left out, a text
 too long for a memory stored cut (:func:`storable`).
 
 Scopes: a run's user is its deps' ``user_id`` (an attribute, or a key of a dict), or the capability's own when made
@@ -215,13 +215,14 @@ class SAMCapability(AbstractCapability[Any]):
         return result
 
     async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
-        """The run, and where it is stopped early (a streamed answer the user stops, an ``iter`` left part way:
-        cancelled, no after_run) its messages said until then stored: the history the app saves holds them, and
-        given back it is none of the next run's new messages, so they were never stored. A run failed by an error
-        stores nothing, as the app gets no history of it."""
+        """The run, and where it ends without after_run, stopped early (a streamed answer the user stops, an ``iter``
+        left part way: cancelled) or failed part way (a usage limit, the model's error, a tool's), its messages said
+        until then stored: the history the app saves (a stopped stream's, a failed run's ``error.conversation``)
+        holds them, and given back it is none of the next run's new messages, so they were never stored, a call
+        made (a flight booked) among them."""
         try:
             return await handler()
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, Exception):
             said = [m for m in self.live or () if ctx.run_id is not None and getattr(m, "run_id", None) == ctx.run_id]
             if said and not self.stored:
                 # shielded: the thread stores even where the cancelled scope cancels this wait again
