@@ -27,7 +27,7 @@ HAVE = importlib.util.find_spec("pydantic_ai") is not None
 needs_pai = pytest.mark.skipif(not HAVE, reason="pydantic-ai-slim is not installed (pip install pydantic-ai-slim; "
                                                 "run with its environment)")
 if HAVE:
-    from pydantic_ai import Agent
+    from pydantic_ai import Agent, RunContext
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
     from pydantic_ai.models.test import TestModel
@@ -135,6 +135,46 @@ def test_two_users_running_at_once_each_recall_only_their_own():
     assert not any("TRK2222222" in m or "ben?" in m for m in _stored(memory, "mia"))
     assert not any("TRK1111111" in m or "mia?" in m for m in _stored(memory, "ben"))
     assert sum("mia?" in m for m in _stored(memory, "mia")) == 4  # both runs' prompts and answers
+
+
+@needs_pai
+def test_a_sub_agent_run_by_a_tool_recalls_and_stores_as_the_callers_user_only():
+    """Delegation: a tool of the desk agent runs a second agent (one capability instance, its own agent_id) with the
+    run's deps, two users' runs at once: each sub-run is its own copy, in the caller's user's scope alone."""
+    memory, sub_saw = ScopedMemory(HashingEncoder(64)), []
+
+    def sub_model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        sub_saw.append("\n".join(_text(p) for m in messages for p in m.parts))
+        return ModelResponse(parts=[TextPart("Checked with customs.")])
+
+    sub = Agent(FunctionModel(sub_model), deps_type=Deps, capabilities=[SAMCapability(memory, agent_id="customs")])
+
+    async def ask_customs(ctx: RunContext[Deps], question: str) -> str:
+        """Asks the customs agent."""
+        return (await sub.run(question, deps=ctx.deps)).output
+
+    def desk(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        last = [p for p in messages[-1].parts if not _framed(p)][-1]
+        if last.part_kind == "user-prompt":
+            return ModelResponse(parts=[ToolCallPart("ask_customs", {"question": last.content}, tool_call_id="q1")])
+        return ModelResponse(parts=[TextPart("Done.")])
+
+    agent = Agent(FunctionModel(desk), deps_type=Deps, tools=[ask_customs],
+                  capabilities=[SAMCapability(memory, agent_id="desk")])
+
+    async def both(asked: str) -> None:
+        await asyncio.gather(*(agent.run(asked.format(u=u), deps=Deps(u)) for u in ("mia", "ben")))
+
+    asyncio.run(both("Is my crate TRK-{u} cleared?"))
+    sub_saw.clear()
+    asyncio.run(both("What did customs say about my crate, {u}?"))
+    assert len(sub_saw) == 2 and all(HEAD in saw for saw in sub_saw)
+    for saw in sub_saw:
+        own = "mia" if "about my crate, mia?" in saw else "ben"
+        assert f"TRK-{own}" in saw and f"TRK-{({'mia': 'ben', 'ben': 'mia'})[own]}" not in saw, saw
+    for user, other in (("mia", "ben"), ("ben", "mia")):
+        said = [h["memory"] for h in memory.get_all(user_id=user, agent_id="customs", limit=None)["results"]]
+        assert any(f"TRK-{user}" in m for m in said) and not any(f"TRK-{other}" in m for m in said), said
 
 
 @needs_pai
