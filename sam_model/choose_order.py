@@ -89,12 +89,20 @@ def choose_order(retriever, data, *, label: str = "validation", scope: str = "ep
         say(f"  scored {', '.join(ORDERS)} at lexical {', '.join(f'{w:g}' for w in weights)} on {label} "
             f"({time.perf_counter() - t0:.1f} s)")
     best = pick(rows)
-    return {"used_order": best["used_order"], "lexical": best["lexical"], "lexical_kept": kept, "rule": RULE,
-            "table": rows,
+    return {"used_order": best["used_order"], "lexical": best["lexical"], "lexical_kept": kept, "lexical_own": own,
+            "rule": RULE, "table": rows,
             "log": {"name": label, "decision_points": len(data.examples),
                     "conversations": len({e.episode_id for e in data.examples})},
             "options": {"scope": scope, "depth": depth, "seed": seed,
                         "chunking": chunking.to_dict() if chunking is not None else None}}
+
+
+def order_alone(record: dict[str, Any]) -> dict[str, Any]:
+    """The row :data:`RULE` picks among ``record``'s rows at the store's own lexical weight: the ordering
+    :func:`choose_order` picks with ``lexicals=None`` (the same figures, the same rule), so what an export choosing
+    the ordering alone serves; a joint choice is measured against it (sam_model.bench.adapt_curve)."""
+    own = record.get("lexical_own", record.get("lexical", 0.0))
+    return pick([r for r in record["table"] if r.get("lexical", own) == own])
 
 
 def with_order(retriever, record: dict[str, Any]):

@@ -228,3 +228,17 @@ def test_a_bad_lexical_grid_is_refused_in_one_line(tmp_path, capsys):
     assert main(["sam-general", "--choose-on", str(log), "--lexical", "0,-1"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--lexical" in err[0]
+
+
+@pytest.mark.parametrize("kind", [_named, _reuse])
+def test_the_ordering_alone_is_the_joint_records_pick_at_the_stores_own_weight(tiny_bert_dir, tmp_path, kind):
+    """adapt_curve pairs a joint choice with the ordering-alone export of the same network: order_alone reads it
+    off the joint record, and it must be what choose_order picks with the ordering alone, on the same figures."""
+    from sam_model.choose_order import order_alone
+
+    data = _big(tmp_path, kind)
+    joint = choose_order(_retriever(tiny_bert_dir), data)
+    alone = choose_order(_retriever(tiny_bert_dir), data, lexicals=None)
+    assert {r["lexical"] for r in alone["table"]} == {joint["lexical_own"]} == {0.0}
+    assert order_alone(joint)["used_order"] == alone["used_order"]
+    assert [r for r in joint["table"] if r["lexical"] == 0.0] == alone["table"]

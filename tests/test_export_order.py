@@ -113,3 +113,65 @@ def test_a_choice_on_few_validation_decisions_says_so(tmp_path, tiny_bert_dir, c
     (a user's 20 conversations: 16 decisions) was made and written in silence."""
     _fit(tmp_path, tiny_bert_dir, "few", "--export.used_order=auto")
     assert "export.used_order auto: warning: only 16 decision points" in capsys.readouterr().out
+
+
+def test_lexical_auto_chooses_the_weight_the_held_out_evidence_favours_and_the_export_serves_it(tmp_path,
+                                                                                              tiny_bert_dir, capsys):
+    """export.lexical auto (issue 21): the fit's export chose the ordering alone, at the config's weight, where
+    python -m sam_model.choose_order chooses the weight too. On held-out freight-like conversations (the needed
+    result is named only by the state's booking reference) the lexical match wins, and the export serves it."""
+    from test_choose_order import _named
+    from test_task_first import write
+
+    from sam_model.choose_order import LEXICALS
+    from sam_model.memory.scoped import ScopedMemory
+    from sam_model.training.split_report import MIN_VAL_DECISIONS
+
+    val = write(tmp_path / "val.jsonl", [e for i in range(MIN_VAL_DECISIONS) for e in _named(f"v{i}")])
+    out = _fit(tmp_path, tiny_bert_dir, "lex", "--export.used_order=auto", "--export.lexical=auto",
+               f"--data.val=[{val}]")
+    record = json.loads((out / "training.json").read_text())["used_order_chosen"]
+    table = {(r["used_order"], r["lexical"]): r["mrr"] for r in record["table"]}
+    assert len(table) == len(ORDERS) * len(LEXICALS) and record["lexical_kept"] is None
+    assert record["lexical"] > 0 and table[(record["used_order"], record["lexical"])] == max(table.values())
+    assert (record["used_order"], record["lexical"]) == (pick(record["table"])["used_order"],
+                                                         pick(record["table"])["lexical"])
+    assert json.loads((out / "config.json").read_text())["store"]["lexical"] == record["lexical"]
+    assert ScopedMemory(SAMRetriever.load(out, device="cpu")).store.lexical == record["lexical"]  # what it searches
+    said = capsys.readouterr().out
+    assert f"chose {record['used_order']}, lexical {record['lexical']:g}" in said
+    assert f"store.lexical {record['lexical']:g}" in said
+
+
+def test_lexical_auto_on_too_few_held_out_decisions_keeps_the_weight_and_warns(tmp_path, tiny_bert_dir, capsys):
+    """A user's 20 conversations hold out 16 decisions: the weight is kept, as choose_order keeps it, and said."""
+    out = _fit(tmp_path, tiny_bert_dir, "lexfew", "--export.used_order=auto", "--export.lexical=auto")
+    record = json.loads((out / "training.json").read_text())["used_order_chosen"]
+    assert {r["lexical"] for r in record["table"]} == {0.0} and record["lexical"] == 0.0
+    assert "not chosen" in record["lexical_kept"]
+    assert json.loads((out / "config.json").read_text())["store"]["lexical"] == 0.0
+    assert "warning: the lexical weight is not chosen on 16 decision points" in capsys.readouterr().out
+
+
+def test_a_fixed_lexical_weight_is_exported_as_given(tmp_path, tiny_bert_dir):
+    out = _fit(tmp_path, tiny_bert_dir, "lexfixed", "--export.lexical=0.3")
+    assert json.loads((out / "config.json").read_text())["store"]["lexical"] == 0.3
+    assert SAMRetriever.load(out, device="cpu").store.config.lexical == 0.3
+
+
+@pytest.mark.parametrize("given, match", [(["--export.lexical=auto"], "give export.used_order auto too"),
+                                          (["--export.lexical=-1"], "export.lexical: .* neither auto nor a weight"),
+                                          (["--export.lexical=lots"], "export.lexical: .* neither auto nor a weight")])
+def test_a_lexical_option_that_cannot_be_served_is_refused_before_the_training(tmp_path, tiny_bert_dir, given, match):
+    from sam_model.io import SAMFileError
+
+    with pytest.raises(SAMFileError, match=match):
+        _fit(tmp_path, tiny_bert_dir, "badlex", *given)
+    assert not list((tmp_path / "badlex").glob("*.ckpt"))  # nothing trained
+
+
+def test_the_lexical_option_says_its_choices_and_default(capsys):
+    with pytest.raises(SystemExit):
+        train_main(["fit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--export.lexical" in text and "default: unset, model.store.lexical" in text

@@ -42,6 +42,8 @@ def adapt(init: str, data: str, n: int | None, seed: int, args) -> tuple[Path, f
            "--model.init_from", init, "--data.train", json.dumps([data]), "--data.transcript_split", "train"]
     if n is not None:
         cmd += ["--data.max_dialogues", str(n)]
+    if args.lexical is not None:
+        cmd += ["--export.lexical", args.lexical]
     print(f"[curve] adapting {init} to {'all' if n is None else n} conversations, seed {seed}", flush=True)
     code, seconds, log = fit(cmd, Path(args.out) / "logs" / f"{run}.log")
     export = Path("checkpoints") / run / "export"
@@ -56,14 +58,18 @@ def served_order(retriever, export: Path | None = None) -> dict:
     for (configs/adapt.yaml's ``export.used_order: auto``), the validation figures it was chosen by (its
     training.json ``used_order_chosen``). The export's config.json must name the same ordering as the loaded store:
     else the curve would score something the export does not serve."""
-    order = retriever.store.config.used_order or "off"
-    record: dict = {"used_order": order, "validation": None}
+    order, lexical = retriever.store.config.used_order or "off", float(retriever.store.config.lexical)
+    record: dict = {"used_order": order, "lexical": lexical, "validation": None}
     if export is None:
         return record
-    written = json.loads((export / "config.json").read_text(encoding="utf-8")).get("store", {}).get("used_order")
+    store = json.loads((export / "config.json").read_text(encoding="utf-8")).get("store", {})
+    written = store.get("used_order")
     if (written or "off") != order:
         raise SAMFileError(f"{export / 'config.json'}: store.used_order {written!r}, but the loaded store searches "
                            f"with {order!r}; the curve scores what the export serves: re-export the run")
+    if float(store.get("lexical", 0.0)) != lexical:
+        raise SAMFileError(f"{export / 'config.json'}: store.lexical {store.get('lexical')!r}, but the loaded store "
+                           f"searches with {lexical:g}; the curve scores what the export serves: re-export the run")
     training = export / "training.json"
     chosen = json.loads(training.read_text(encoding="utf-8")).get("used_order_chosen") if training.is_file() else None
     if chosen:
@@ -72,6 +78,26 @@ def served_order(retriever, export: Path | None = None) -> dict:
                                 if r.get("lexical", weight) == weight}
         record["validation_decisions"] = chosen.get("log", {}).get("decision_points")
     return record
+
+
+def ordering_alone(retriever, export: Path):
+    """``retriever`` (an export whose fit chose the lexical weight with the ordering: ``--lexical auto``) as the
+    ordering-alone choice would have exported the same network: the ordering its fit's record picks at the store's
+    own weight (sam_model.choose_order.order_alone), so a paired difference is the export's choice alone, not a
+    second training's noise. None where the fit recorded no choice."""
+    import dataclasses
+
+    from sam_model.choose_order import order_alone
+    from sam_model.retriever import SAMRetriever
+
+    training = export / "training.json"
+    record = json.loads(training.read_text(encoding="utf-8")).get("used_order_chosen") if training.is_file() else None
+    if not record:
+        return None
+    row = order_alone(record)
+    config = dataclasses.replace(retriever.store.config, used_order=None if row["used_order"] == "off"
+                                 else row["used_order"], lexical=record.get("lexical_own", row["lexical"]))
+    return SAMRetriever(retriever.net, config)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated training seeds: each point is adapted once per seed and reported as the "
                         "mean with a 95 %% t-interval over the seeds and conversations (one seed: over the "
                         "conversations); the first also seeds the evaluation's tie-break (default 0)")
+    p.add_argument("--lexical", default=None, metavar="auto|W",
+                   help="each fit's export.lexical: auto (the store's lexical weight chosen with the ordering on the "
+                        "run's held-out conversations; each adapted export is also scored as the ordering alone "
+                        "exports it, rows n=N-sS-order, for python -m sam_model.bench.paired) or a weight; "
+                        "default: unset, adapt.yaml's")
     tensorboard_log.add_option(p, "the curve (MRR, Recall@5 and the best baseline's MRR by point) and curve.png")
     return p
 
@@ -139,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             models[name] = SAMRetriever.load(export)
             orders[name] = served_order(models[name], export)
             points[label].append(name)
+            if args.lexical == "auto" and (alone := ordering_alone(models[name], export)) is not None:
+                models[f"{name}-order"] = alone  # the pair: the same network, the ordering chosen alone
     # each model's plain row searches its store as loaded, so with the ordering its export chose (one code path)
     report = evaluate(data, Path(args.out) / "eval", None, baselines=BASELINES, compare=models, latency_queries=1,
                       text_cache=TEXT_CACHE, seed=seeds[0], quiet=True)
@@ -174,6 +207,7 @@ def write_curve(report: dict, scores: dict[str, dict[str, list[float]]], groups:
                      "recall@5_ci": list(recall[1:]),
                      "minus_best_baseline": list(interval(minus(runs["mrr"], base, label), groups)),
                      "used_order": [orders[n]["used_order"] for n in names],
+                     "lexical": [orders[n].get("lexical", 0.0) for n in names],
                      "validation": [orders[n].get("validation") for n in names],
                      "validation_decisions": [orders[n].get("validation_decisions") for n in names],
                      "train_seconds": round(float(np.mean([seconds[n] for n in names])), 1),
@@ -188,7 +222,7 @@ def write_curve(report: dict, scores: dict[str, dict[str, list[float]]], groups:
         per_seed = " / ".join(f"{m:.3f}" for m in r["mrr_per_seed"]) if len(r["methods"]) > 1 else ""
         lines.append(f"| {r['conversations']} | {fmt((r['mrr'], *r['mrr_ci']))}"
                      f"{f' ({per_seed})' if per_seed else ''} | {fmt((r['recall@5'], *r['recall@5_ci']))} | "
-                     f"{fmt(tuple(r['minus_best_baseline']), True)} | {' / '.join(r['used_order'])} | "
+                     f"{fmt(tuple(r['minus_best_baseline']), True)} | {served(r)} | "
                      f"{r['train_seconds'] / 60:.1f} min |")
     atomic_write_text(out / "curve.json", json.dumps({"best_baseline": best, "baseline_mrr": methods[best]["mrr"],
                                                       "decisions": report["n_queries"], "seeds": seeds,
@@ -196,6 +230,12 @@ def write_curve(report: dict, scores: dict[str, dict[str, list[float]]], groups:
     atomic_write_text(out / "curve.md", "\n".join(lines) + "\n")
     plot(rows, best, methods[best]["mrr"], out / "curve.png", tensorboard)
     return "\n".join(lines)
+
+
+def served(row: dict) -> str:
+    """The table's "ordering served" cell: each seed's ordering, with its lexical weight where one is not 0."""
+    return " / ".join(o + (f" (lexical {w:g})" if w else "")
+                      for o, w in zip(row["used_order"], row.get("lexical") or [0.0] * len(row["used_order"])))
 
 
 def plot(rows: list[dict], baseline: str, baseline_mrr: float, path: Path,

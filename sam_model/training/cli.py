@@ -52,10 +52,11 @@ class SAMCLI(LightningCLI):
                                  "checkpoint (without it, a fresh run "
                                  "into a folder holding another run's checkpoints is refused); on the command line "
                                  "only, a config file's value is ignored")
-        from sam_model.training.export_order import CHOICES, HELP, ON_HELP
+        from sam_model.training.export_order import CHOICES, HELP, LEXICAL_HELP, ON_HELP
 
         parser.add_argument("--export.used_order", type=str, default=None, choices=CHOICES, help=HELP)
         parser.add_argument("--export.used_order_on", type=list[str] | None, default=None, help=ON_HELP)
+        parser.add_argument("--export.lexical", type=str | float | None, default=None, help=LEXICAL_HELP)
         parser.link_arguments("data.vocab", "model.vocab", apply_on="instantiate")
         config = parser._option_string_actions.get("--config")
         if config is not None:
@@ -155,9 +156,10 @@ class SAMCLI(LightningCLI):
                   "EarlyStopping's patience): nothing to resume; start a new run (--run NAME) to train on")
             return
         export = self._export_options()
-        if export.get("used_order") == "auto":  # a source it cannot name fails now, not after the training
-            from sam_model.training.export_order import chosen_sources
+        from sam_model.training.export_order import chosen_sources, lexical_choice
 
+        lexical_choice(export.get("lexical"), export.get("used_order"))  # a bad weight fails now, not after training
+        if export.get("used_order") == "auto":  # a source it cannot name fails now, not after the training
             chosen_sources(self.datamodule, export.get("used_order_on"))
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty\.")
@@ -165,14 +167,15 @@ class SAMCLI(LightningCLI):
             self.trainer.fit(**kwargs)
 
     def _export_options(self) -> dict:
-        """The run's ``export`` options (used_order, used_order_on), as given."""
+        """The run's ``export`` options (used_order, used_order_on, lexical), as given."""
         sub = self.config.get("subcommand")
         return (self.config[sub] if sub else self.config).get("export") or {}
 
     def after_fit(self) -> None:
         """Export the best checkpoint (else the last) into ``export/`` beside it, so a run ends with the folder
         SAMRetriever.load reads and nobody has to find a checkpoint's name; with ``export.used_order`` its store's
-        ordering set, or chosen on the run's validation conversations (sam_model.training.export_order)."""
+        ordering (and with ``export.lexical`` its lexical weight) set, or chosen on the run's validation conversations
+        (sam_model.training.export_order)."""
         from sam_model.export import save_exported
         from sam_model.retriever import SAMRetriever
 
@@ -183,13 +186,15 @@ class SAMCLI(LightningCLI):
         r = SAMRetriever.load(ckpt, device="cpu")
         net, store = r.net, r.store.config
         export = self._export_options()
-        order = export.get("used_order")
-        if order is not None:  # set, or chosen on the run's validation conversations (auto)
+        order, lexical = export.get("used_order"), export.get("lexical")
+        if order is not None or lexical is not None:  # set, or chosen on the run's validation conversations (auto)
             from sam_model.training.export_order import export_order
 
-            net, store = export_order(r, self.datamodule, order, export.get("used_order_on"))
+            net, store = export_order(r, self.datamodule, order, export.get("used_order_on"), lexical=lexical)
         out = save_exported(net, Path(ckpt).parent / "export", store)
-        print(f"exported {ckpt} -> {out}" + (f" (store.used_order {store.used_order or 'off'})" if order else ""))
+        said = ([f"store.used_order {store.used_order or 'off'}"] if order else []) + (
+            [f"store.lexical {store.lexical:g}"] if lexical is not None else [])
+        print(f"exported {ckpt} -> {out}" + (f" ({', '.join(said)})" if said else ""))
 
     def instantiate_trainer(self, **kwargs):
         trainer = super().instantiate_trainer(**kwargs)

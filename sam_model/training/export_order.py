@@ -4,7 +4,9 @@ The used memories first (StoreConfig.used_order) lifts agents whose tasks reuse 
 and lowers those whose tasks turn to new requests (SGD, the demo): a property of the logs trained on, so with
 ``auto`` the export's ordering is chosen on the run's validation conversations (its holdout, or data.val), as
 the best epoch is, by sam_model.choose_order (evaluate's own search, its rule: the highest validation MRR, a tie
-to off). Each held-out conversation is one episode, the scope a deployed store searches, also where the run
+to off). ``export.lexical auto`` chooses the store's lexical weight jointly with it (choose_order's grid, rule
+and code path, on the same decisions; fewer than MIN_VAL_DECISIONS keep the config's weight with its warning),
+a weight sets it; unset, the config's weight is exported as it is. Each held-out conversation is one episode, the scope a deployed store searches, also where the run
 trained on lives of several (data.lives).
 """
 
@@ -14,7 +16,7 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from sam_model.choose_order import CHOICES, choose_order, order_table, with_order
+from sam_model.choose_order import CHOICES, LEXICALS, choose_order, order_table, with_order
 from sam_model.io import SAMFileError
 
 HELP = ("the store ordering the export serves (StoreConfig.used_order: the memories the task's earlier calls took "
@@ -27,6 +29,33 @@ HELP = ("the store ordering the export serves (StoreConfig.used_order: the memor
 ON_HELP = ("with export.used_order auto, the sources whose validation conversations it chooses on: ends of "
            "data.train paths (a file name is enough), for a mixture trained for one of its domains (configs/"
            "coding.yaml: the coding agent's); default: every source (or data.val)")
+
+
+LEXICAL_HELP = ("the store's lexical weight the export serves (StoreConfig.lexical: BM25 of the state text mixed into "
+                "the re-rank): a weight >= 0, or auto (chosen jointly with the ordering, with export.used_order "
+                f"auto, over {', '.join(f'{w:g}' for w in LEXICALS)} on the run's validation conversations by "
+                "python -m sam_model.choose_order's rule; fewer than 50 held-out decisions keep the config's weight "
+                "and say so); default: unset, model.store.lexical as the configs give it (0 unless set)")
+
+
+def lexical_choice(value, order: str | None) -> float | str | None:
+    """``export.lexical`` read: None (unset), "auto" or a weight; a value that is neither, or auto without
+    ``export.used_order auto`` (the weight is chosen jointly with the ordering), refused in one line."""
+    if value is None:
+        return None
+    if str(value).strip() == "auto":
+        if order != "auto":
+            raise SAMFileError(f"export.lexical auto chooses the weight jointly with the ordering: give "
+                               f"export.used_order auto too (it is {order or 'unset'}), or a fixed weight")
+        return "auto"
+    try:
+        weight = float(value)
+    except (TypeError, ValueError):
+        weight = -1.0
+    if not (weight >= 0 and weight != float("inf")):
+        raise SAMFileError(f"export.lexical: {value!r} is neither auto nor a weight >= 0; give auto or a weight "
+                           f"such as {', '.join(f'{w:g}' for w in LEXICALS)}")
+    return weight
 
 
 def chosen_sources(dm, on: list[str] | None) -> list[str] | None:
@@ -60,14 +89,22 @@ def validation_data(dm, on: list[str] | None = None):
         return load_eval_data(path, "episode", progress=False)
 
 
-def export_order(retriever, dm, order: str, on: list[str] | None = None, say=print):
-    """(network, store settings) to export with ``order`` (one of :data:`CHOICES`): a fixed ordering set as
-    given; ``auto`` chosen on ``dm``'s validation conversations (of the sources ``on`` names), its record kept in the network's training record
+def export_order(retriever, dm, order: str | None, on: list[str] | None = None, say=print, lexical=None):
+    """(network, store settings) to export with ``order`` (one of :data:`CHOICES`, None: the config's) and
+    ``lexical`` (:func:`lexical_choice`'s): a fixed ordering or weight set as given; ``auto`` chosen on ``dm``'s
+    validation conversations (of the sources ``on`` names), its record kept in the network's training record
     (and so the card)."""
-    if order not in CHOICES:
+    if order is not None and order not in CHOICES:
         raise SAMFileError(f"export.used_order: {order!r} is not one of {', '.join(CHOICES)}")
+    lexical = lexical_choice(lexical, order)
+    if isinstance(lexical, float):  # a fixed weight: the ordering (if auto) is chosen at the weight served
+        from sam_model.retriever import SAMRetriever
+
+        retriever = SAMRetriever(retriever.net, dataclasses.replace(retriever.store.config, lexical=lexical))
     if order != "auto":
-        config = dataclasses.replace(retriever.store.config, used_order=None if order == "off" else order)
+        config = retriever.store.config
+        if order is not None:
+            config = dataclasses.replace(config, used_order=None if order == "off" else order)
         return retriever.net, config
     try:
         data = validation_data(dm, on)
@@ -79,11 +116,16 @@ def export_order(retriever, dm, order: str, on: list[str] | None = None, say=pri
     from sam_model.evaluation.run import few_decisions_warning
 
     label = "the run's validation conversations" + (f" of {', '.join(map(str, on))}" if on else "")
-    say(f"export.used_order auto: scoring off, model and latest on {len(data.examples)} decisions of {label}")
+    joint = lexical == "auto"
+    weights = f" at lexical weights {', '.join(f'{w:g}' for w in LEXICALS)}" if joint else ""
+    say(f"export.used_order auto: scoring off, model and latest{weights} on {len(data.examples)} decisions of "
+        f"{label}")
     if (few := few_decisions_warning(data)) is not None:  # as choose_order's CLI says it: a choice on a handful
         say(f"export.used_order auto: {few}")
-    record = choose_order(retriever, data, label=label, say=say, lexicals=None)  # the ordering alone: the store's
-    # lexical weight stays what the config gives (python -m sam_model.choose_order chooses it on the export)
+    # without export.lexical auto the ordering alone: the store's lexical weight stays what is given
+    record = choose_order(retriever, data, label=label, say=say,
+                          lexicals=LEXICALS if joint else None)
     say("\n".join(order_table(record)))
-    say(f"export.used_order auto: chose {record['used_order']} ({record['rule']})")
+    chose = f", lexical {record['lexical']:g}" if joint else ""
+    say(f"export.used_order auto: chose {record['used_order']}{chose} ({record['rule']})")
     return with_order(retriever, record)
