@@ -84,3 +84,41 @@ def test_seeds_must_be_distinct_integers_a_fit_takes(capsys):
         with pytest.raises(SystemExit):
             adapt_curve.main(["--data", "coding.jsonl", "--seeds", bad])
         assert "--seeds: " in capsys.readouterr().err  # its own message, not argparse's unknown option
+
+
+def test_lexical_auto_scores_each_export_beside_its_ordering_alone_arm(tiny_bert_dir, tmp_path, monkeypatch, capsys):
+    """--lexical auto (issue 21): each fit is given export.lexical auto, its export is scored as served (the joint
+    choice: model at 0.5), and the same network again as the ordering alone would export it (the record's pick
+    at the store's own weight 0: off), the pair bench.paired reads."""
+    from sam_model.bench import lodo
+
+    data = _log(tmp_path, _reuse)
+    table = [{"used_order": o, "lexical": w, "mrr": m, "recall@5": 1.0}
+             for o, w, m in (("off", 0.0, 0.5), ("model", 0.0, 0.1), ("latest", 0.0, 0.4),
+                             ("off", 0.5, 0.2), ("model", 0.5, 0.9), ("latest", 0.5, 0.3))]
+    r = _retriever(tiny_bert_dir)
+    r.net.training_info = {"used_order_chosen": {**CHOSEN, "used_order": "model", "lexical": 0.5,
+                                                 "lexical_own": 0.0, "table": table}}
+    save_exported(r.net, tmp_path / "checkpoints" / "curve-n10-s0" / "export",
+                  StoreConfig(provenance=False, used_order="model", lexical=0.5))
+    fits = []
+
+    def fake_fit(cmd, log):
+        fits.append(cmd)
+        return 0, 60.0, log
+
+    monkeypatch.setattr(lodo, "fit", fake_fit)
+    monkeypatch.chdir(tmp_path)  # the curve finds each run's export in checkpoints/NAME-nN-sS/export
+    monkeypatch.setattr("sam_model.evaluation.data.load_eval_data", lambda *a, **k: data)
+    out = tmp_path / "curve"
+    assert adapt_curve.main(["--data", "coding.jsonl", "--sizes", "10", "--lexical", "auto", "--out", str(out)]) == 0
+    assert len(fits) == 1 and fits[0][-2:] == ["--export.lexical", "auto"]
+    [row] = json.loads((out / "curve.json").read_text())["rows"]
+    assert row["methods"] == ["n=10"] and row["used_order"] == ["model"] and row["lexical"] == [0.5]
+    methods = json.loads((out / "eval" / "report.json").read_text())["methods"]
+    for name, order, weight in (("n=10", "model", 0.5), ("n=10-order", "off", 0.0)):
+        served = SAMRetriever(r.net, StoreConfig(provenance=False, used_order=None if order == "off" else order,
+                                                 lexical=weight))
+        assert methods[name]["mrr"] == pytest.approx(score_orders(served, data, [order])[order]["mrr"])
+    assert methods["n=10"]["mrr"] != pytest.approx(methods["n=10-order"]["mrr"])  # the two arms can be told apart
+    assert "| model (lexical 0.5) |" in capsys.readouterr().out
