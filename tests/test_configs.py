@@ -66,8 +66,9 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              ("model", "net_fields"): None, ("model", "resumed"): False,
              # a command-line choice to replace the run in the folder (sam-train ignores it in a config file)
              ("overwrite",): False,
-             # the export's store ordering (sam_model.training.export_order): unset, model.store.used_order's (off)
-             ("export",): {"used_order": None, "used_order_on": None}}
+             # the export's store ordering and lexical weight (sam_model.training.export_order): unset, the
+             # config's model.store.used_order (off) and model.store.lexical (0)
+             ("export",): {"used_order": None, "used_order_on": None, "lexical": None}}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
 MACHINE = (("trainer", "enable_progress_bar"),)
 
@@ -297,6 +298,6 @@ def test_coding_adopts_the_reuse_flags_and_the_ordering_chosen_on_its_agent_and_
     (on,) = now["export"]["used_order_on"]
     assert [p for p in now["data"]["train"] if p.endswith(on)] == [p for p in now["data"]["train"] if "coding" in p]
     assert not plain["model"]["net"]["task_opening"] and not plain["model"]["net"]["task_reuse"]
-    assert plain["export"] == {"used_order": "off", "used_order_on": None}
+    assert plain["export"] == {"used_order": "off", "used_order_on": None, "lexical": None}
     adopted = [("model", "net", "task_opening"), ("model", "net", "task_reuse"), ("export",)]
     assert _drop(now, *adopted) == _drop(plain, *adopted)
