@@ -150,7 +150,9 @@ def test_lexical_auto_on_too_few_held_out_decisions_keeps_the_weight_and_warns(t
     assert {r["lexical"] for r in record["table"]} == {0.0} and record["lexical"] == 0.0
     assert "not chosen" in record["lexical_kept"]
     assert json.loads((out / "config.json").read_text())["store"]["lexical"] == 0.0
-    assert "warning: the lexical weight is not chosen on 16 decision points" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "warning: the lexical weight is not chosen on 16 decision points" in said
+    assert "scoring off, model and latest on 16 decisions" in said  # not "at lexical weights ...", which it is not
 
 
 def test_a_fixed_lexical_weight_is_exported_as_given(tmp_path, tiny_bert_dir):

@@ -116,8 +116,11 @@ def export_order(retriever, dm, order: str | None, on: list[str] | None = None, 
     from sam_model.evaluation.run import few_decisions_warning
 
     label = "the run's validation conversations" + (f" of {', '.join(map(str, on))}" if on else "")
+    from sam_model.training.split_report import MIN_VAL_DECISIONS
+
     joint = lexical == "auto"
-    weights = f" at lexical weights {', '.join(f'{w:g}' for w in LEXICALS)}" if joint else ""
+    weights = (f" at lexical weights {', '.join(f'{w:g}' for w in LEXICALS)}"  # else grid's warning says it is kept
+               if joint and len(data.examples) >= MIN_VAL_DECISIONS else "")
     say(f"export.used_order auto: scoring off, model and latest{weights} on {len(data.examples)} decisions of "
         f"{label}")
     if (few := few_decisions_warning(data)) is not None:  # as choose_order's CLI says it: a choice on a handful
