@@ -301,3 +301,11 @@ def test_coding_adopts_the_reuse_flags_and_the_ordering_chosen_on_its_agent_and_
     assert plain["export"] == {"used_order": "off", "used_order_on": None, "lexical": None}
     adopted = [("model", "net", "task_opening"), ("model", "net", "task_reuse"), ("export",)]
     assert _drop(now, *adopted) == _drop(plain, *adopted)
+
+
+def test_adapt_chooses_the_lexical_weight_with_the_ordering(monkeypatch):
+    """adapt.yaml's export chose the ordering alone; since 2026-12-07 the lexical weight too (export.lexical auto,
+    adopted by the rule fixed before docs/benchmarks/adapt-curve.md's runs), and auto needs the ordering's auto."""
+    monkeypatch.chdir(REPO)
+    export = resolved_training(["adapt.yaml"])["export"]
+    assert export["used_order"] == "auto" and export["lexical"] == "auto"
