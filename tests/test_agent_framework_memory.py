@@ -248,3 +248,46 @@ def test_a_text_longer_than_a_memory_is_stored_cut_and_the_run_goes_on(case):
     stored = _stored(memory, "mia")
     assert len(session.state["in_memory"]["messages"]) == len(stored) == (4 if case == "tool result" else 2)
     assert max(map(len, stored)) <= MAX_TEXT_CHARS and any("chars]" in m for m in stored), [m[-40:] for m in stored]
+
+
+@pytest.mark.parametrize("edit", [
+    {"seal": "é" * 64}, {"seal": "\ud800"}, {"seal": 7}, {"seal": ["x"]}, {"user_id": "mia\ud800"},
+    {"user_id": None}, "not a binding",
+], ids=["non-ascii seal", "surrogate seal", "number seal", "list seal", "surrogate user", "no user", "a string"])
+def test_a_binding_edited_in_any_way_names_no_user_and_never_crashes(edit):
+    """A client holds its session's dict and may write anything into the binding. A seal of non-ASCII characters
+    failed the run with hmac.compare_digest's TypeError, a user of a lone surrogate (JSON's "\\ud800") with
+    UnicodeEncodeError, neither saying what to do: each is a binding whose seal does not hold, so the session has no
+    user (the one-line refusal saying how to bind), and the app binds it to its user again."""
+    sam = SAMContextProvider(ScopedMemory(HashingEncoder(16)), agent_id="desk", secret="the app's key")
+    saved = sam.create_session(_agent(ScriptedClient([]), sam), "mia", session_id="s-1").to_dict()
+    if isinstance(edit, dict):
+        saved["state"][sam.source_id].update(edit)
+    else:
+        saved["state"][sam.source_id] = edit
+    restored = AgentSession.from_dict(saved)
+    assert sam.bound_user(restored) is None
+    with pytest.raises(ValueError, match="has no user") as err:
+        sam.scopes(restored)
+    assert "\n" not in str(err.value) and "bind(session" in str(err.value)
+    if isinstance(edit, dict):  # the app binds it again, to its user
+        sam.bind(restored, "mia")
+        assert sam.scopes(restored)["user_id"] == "mia"
+
+
+def test_a_seal_copied_from_another_session_or_user_does_not_hold():
+    """The seal covers the session's id and its user: one copied from another session of the same user, or one of
+    the same session id made for another user (another app instance's session of that id), binds no one."""
+    sam = SAMContextProvider(ScopedMemory(HashingEncoder(16)), agent_id="desk", secret="the app's key")
+    agent = _agent(ScriptedClient([]), sam)
+    mine = sam.create_session(agent, "mia", session_id="s-1").to_dict()
+    other_session = sam.create_session(agent, "mia", session_id="s-2").to_dict()
+    same_id_other_user = sam.create_session(agent, "ben", session_id="s-1").to_dict()
+    for donor, user in ((other_session, "mia"), (same_id_other_user, "mia"), (same_id_other_user, "ben")):
+        forged = copy.deepcopy(mine)
+        forged["state"][sam.source_id] = {"user_id": user, "seal": donor["state"][sam.source_id]["seal"]}
+        if donor is same_id_other_user and user == "ben":  # the other user's binding of this id, whole: its own
+            assert sam.bound_user(AgentSession.from_dict(forged)) == "ben"
+            continue
+        assert sam.bound_user(AgentSession.from_dict(forged)) is None
+    assert "the app's key" not in repr(mine)  # the secret is never the session's

@@ -154,10 +154,15 @@ class SAMContextProvider:
         if not isinstance(slot, dict) or not isinstance(user := slot.get(USER), str) or not isinstance(
                 seal := slot.get(SEAL), str):
             return None
-        return user if hmac.compare_digest(seal, self._seal(session.session_id, user)) else None
+        # bytes, not str: compare_digest refuses a str of non-ASCII characters (a client's seal of "é" failed the run)
+        held = hmac.compare_digest(seal.encode("utf-8", "surrogatepass"), self._seal(session.session_id, user).encode())
+        return user if held else None
 
     def _seal(self, session_id: str, user_id: str) -> str:
-        return hmac.new(self._key, f"{session_id}\0{user_id}".encode(), hashlib.sha256).hexdigest()
+        """The HMAC of a session's id and its user; surrogatepass: a lone surrogate (JSON's "\\ud800") in a client's
+        dict is a binding that does not hold, not a UnicodeEncodeError."""
+        message = f"{session_id}\0{user_id}".encode("utf-8", "surrogatepass")
+        return hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
     def _slot(self, session: Any) -> dict[str, Any]:
         """The session's state of this provider (where its binding is kept), made where it has none."""
