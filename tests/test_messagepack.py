@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 from datetime import datetime, timezone
+from typing import Any
 
 import pytest
 
@@ -86,3 +87,99 @@ def test_what_another_implementation_encodes_decodes_alike():
     value = {"type": "session", "n": [0, -1, 2**40, -2**40, 0.25, None, True], "s": "é" * 40, "deep": [[[{}]]],
              "long": list(range(70000)), "map": {str(i): i for i in range(20)}, "bin": b"\x00" * 300}
     assert loads(ormsgpack.packb(value)) == value
+
+
+def _ts64(seconds: int, nanos: int) -> bytes:
+    return b"\xd7\xff" + ((nanos << 34) | seconds).to_bytes(8, "big")
+
+
+def _ts96(seconds: int, nanos: int) -> bytes:
+    return b"\xc7\x0c\xff" + struct.pack(">Iq", nanos, seconds)
+
+
+@pytest.mark.parametrize("raw", [_ts64(5, 10**9), _ts64(5, 2**30 - 1), _ts96(5, 10**9), _ts96(5, 2**32 - 1)],
+                         ids=["64 1e9", "64 max", "96 1e9", "96 max"])
+def test_a_timestamp_of_a_second_or_more_of_nanoseconds_is_refused(raw):
+    """The spec's nanoseconds are under 10**9 (msgspec refuses more): 10**9 and up were read as a later second
+    (up to 4 more), a time no writer wrote."""
+    with pytest.raises(MessagePackError, match=r"the timestamp at byte 0 has [0-9]+ nanoseconds \(under 1000000000"):
+        loads(raw)
+
+
+@pytest.mark.parametrize(("raw", "value"), [
+    (_ts64(5, 999_999_999), datetime(1970, 1, 1, 0, 0, 6, tzinfo=timezone.utc)),
+    (_ts64(5, 1500), datetime(1970, 1, 1, 0, 0, 5, 2, tzinfo=timezone.utc)),
+    (_ts64(5, 499), datetime(1970, 1, 1, 0, 0, 5, tzinfo=timezone.utc)),
+    (_ts96(-1, 999_999_999), datetime(1970, 1, 1, tzinfo=timezone.utc)),
+], ids=["up to a second", "half up", "down", "before 1970"])
+def test_a_timestamp_s_nanoseconds_round_to_the_nearest_microsecond_as_msgspec_s(raw, value):
+    """A datetime holds microseconds: msgspec rounds a timestamp's nanoseconds to the nearest (half up), this reader
+    cut them (5.999999999 s read as 5.999999, msgspec's 6), so one file read two ways."""
+    assert loads(raw) == value
+    with pytest.raises(MessagePackError, match="out of the years 1-9999"):  # rounded past 9999-12-31T23:59:59.999999
+        loads(_ts96(253402300799, 999_999_999))
+
+
+def test_random_values_decode_as_msgspec_decodes_them_and_damage_is_one_line():
+    """Differential: seeded random values (every width of every type, timestamps of any nanoseconds) packed by
+    msgspec, which Agent Framework writes its stores with, read here as msgspec reads them; each cut, dropped,
+    changed or added byte is a value or one MessagePackError, never another exception."""
+    import math
+    import random
+
+    msgspec = pytest.importorskip("msgspec")
+    rng = random.Random(7)
+    ints = [0, 127, 128, -32, -33, 255, 256, -129, 65536, -32769, 2**32, -2**31 - 1, 2**63, 2**64 - 1, -2**63]
+
+    def value(depth: int = 0) -> Any:
+        kind = rng.randrange(10 if depth < 3 else 6)
+        if kind == 0:
+            return rng.choice([None, True, False, rng.choice(ints), rng.random() * 1e300, math.inf, -0.0])
+        if kind == 1:
+            return "".join(chr(rng.choice([rng.randrange(32, 127), rng.randrange(0xa0, 0xd800), 0x1f600]))
+                           for _ in range(rng.choice([0, 1, 31, 32, 256])))
+        if kind == 2:
+            return rng.randbytes(rng.choice([0, 1, 255, 256]))
+        if kind == 3:
+            return msgspec.msgpack.Ext(rng.choice([-1, 5]), rng.randbytes(rng.choice([4, 8, 12])))
+        if kind in (4, 5):
+            return min(max(rng.choice(ints) + rng.randrange(-2, 3), -2**63), 2**64 - 1)
+        if kind in (6, 7):
+            return [value(depth + 1) for _ in range(rng.choice([0, 1, 2, 16]))]
+        keys = [rng.choice(["k", "a longer key" * 3, rng.choice(ints), 2.5, b"b"]) for _ in range(rng.choice([0, 1, 16]))]
+        return {k: value(depth + 1) for k in keys}
+
+    def plain(v: Any) -> Any:  # msgspec's other extensions as their bytes, as this reader gives them
+        if isinstance(v, dict):
+            return {plain(k): plain(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [plain(x) for x in v]
+        return v.data if isinstance(v, msgspec.msgpack.Ext) else v
+
+    def read(reader: Any, raw: bytes) -> Any:
+        try:
+            return plain(reader(raw))
+        except (MessagePackError, msgspec.DecodeError, ValueError):  # msgspec's year 10000 is a ValueError
+            return "refused"
+
+    def damage(raw: bytes) -> bytes:
+        out, at = bytearray(raw), rng.randrange(len(raw))
+        how = rng.randrange(4)
+        if how == 0:
+            del out[at:]
+        elif how == 1:
+            del out[at]
+        elif how == 2:
+            out[at] = rng.randrange(256)
+        else:
+            out.insert(at, rng.randrange(256))
+        return bytes(out)
+
+    for _ in range(300):
+        raw = msgspec.msgpack.encode(value())
+        assert repr(read(loads, raw)) == repr(read(msgspec.msgpack.decode, raw)), raw[:80]
+        for _ in range(10):
+            try:
+                loads(damage(raw))
+            except MessagePackError as exc:
+                assert "\n" not in str(exc)

@@ -709,7 +709,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 214: Agent Framework's MessagePack stores (serialization_format="msgpack": a FileSessionStore's <session_id>.msgpack
 # snapshot, a FileHistoryProvider's <session_id>.msgpack records) are read, alone or in a folder, as their JSON is
 # (no reader took them). Every other file, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 214
+# 215: a MessagePack timestamp's nanoseconds round to the nearest microsecond, half up, as msgspec reads them (they
+# were cut), and one of 10**9 or more nanoseconds is refused naming its byte (it was read as a later second). Every
+# file without such a timestamp, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 215
 
 
 @dataclass(frozen=True)

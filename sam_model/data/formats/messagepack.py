@@ -19,6 +19,7 @@ from typing import Any
 
 MAX_DEPTH = 100  # deepest nesting of maps and arrays, as a JSON document of a log may have (files.MAX_DEPTH)
 TIMESTAMP = -1  # the extension type of the spec's timestamps
+NANOS = 10**9  # a timestamp's nanoseconds are fewer (the spec's rule)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _CONSTANTS = {0xc0: None, 0xc2: False, 0xc3: True}
 # fixed-width values: marker -> (bytes, struct format)
@@ -143,8 +144,10 @@ class _Reader:
             nanos, seconds = struct.unpack(">Iq", data)
         else:
             raise MessagePackError(f"the timestamp at byte {start} has {n} bytes (4, 8 or 12 expected)")
-        try:
-            return _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000), at + n
+        if nanos >= NANOS:  # read as a later second (up to 4 more), a time no writer wrote; msgspec refuses it
+            raise MessagePackError(f"the timestamp at byte {start} has {nanos} nanoseconds (under {NANOS} expected)")
+        try:  # to the nearest microsecond, half up, as msgspec reads it (cut, one file read two ways)
+            return _EPOCH + timedelta(seconds=seconds, microseconds=(nanos + 500) // 1000), at + n
         except OverflowError:
             raise MessagePackError(f"the timestamp at byte {start} is out of the years 1-9999") from None
 
