@@ -161,3 +161,28 @@ def test_stores_the_real_package_packs_read_as_its_json_ones(tmp_path):
         assert sum(r.startswith("rebook: error") for r in results) == 2  # the tool that raised
     for q in (tmp_path / "msgpack" / "store").iterdir():  # each file alone too
         assert _read(q)[0]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")], ids=["nan", "inf", "-inf"])
+def test_nan_or_infinity_is_refused_as_in_the_json_naming_the_file_and_record(tmp_path, bad):
+    """A tool call's argument of NaN (a model's float): FileHistoryProvider writes its JSON line with Python's bare
+    NaN, which the reader refuses (no JSON reader, ours included, reads a log written from it back), but its
+    MessagePack was read, and the converted log held the bare NaN in its events. Refused alike now, in one line
+    naming the file and the record; a snapshot's likewise (FileSessionStore refuses to write one, a hand-made file
+    may hold it)."""
+    messages = agent_framework_messages()
+    messages[1]["contents"][1]["arguments"] = {"threshold": bad}
+    path = tmp_path / "conv-1.msgpack"
+    path.write_bytes(_records(messages))
+    (tmp_path / "conv-1.jsonl").write_text("".join(json.dumps(m) + "\n" for m in messages))
+    with pytest.raises(TranscriptFormatError, match="invalid JSON"):  # the JSON twin's refusal
+        list(iter_transcript_events(tmp_path / "conv-1.jsonl"))
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(path))
+    said = str(err.value)
+    assert said.startswith(f"{path}, record 2: ") and "NaN or Infinity" in said and "\n" not in said
+    session = agent_framework_session()
+    session["state"]["in_memory"]["messages"] = messages
+    path.write_bytes(_pack(session))
+    with pytest.raises(TranscriptFormatError, match=f"^{path}: .*NaN or Infinity"):
+        list(iter_transcript_events(path))

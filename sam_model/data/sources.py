@@ -712,7 +712,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 215: a MessagePack timestamp's nanoseconds round to the nearest microsecond, half up, as msgspec reads them (they
 # were cut), and one of 10**9 or more nanoseconds is refused naming its byte (it was read as a later second). Every
 # file without such a timestamp, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 215
+# 216: an Agent Framework .msgpack store's NaN or Infinity float is refused in one line naming the file and record,
+# as its JSON's bare NaN is (it was read, and the converted log held bare NaN). Every other file, examples/logs and
+# tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 216
 
 
 @dataclass(frozen=True)

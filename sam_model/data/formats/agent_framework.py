@@ -28,7 +28,7 @@ from typing import Any
 
 from sam_model.data.formats import chat
 from sam_model.data.formats.base import FAILED, Chat, OwnFieldError, TranscriptFormatError, chat_call, each
-from sam_model.data.formats.messagepack import MessagePackError, json_like, loads
+from sam_model.data.formats.messagepack import MessagePackError, NotFinite, json_like, loads
 from sam_model.io import json_type
 
 DEFAULT_SOURCE = "in_memory"  # InMemoryHistoryProvider.DEFAULT_SOURCE_ID: the history an agent keeps unasked
@@ -98,7 +98,9 @@ def packed(raw: bytes, where: str) -> Iterator[tuple[Any, str]]:
         return
     if raw[0] >= 0x80:  # no record's length: one value, the session
         try:
-            yield json_like(loads(raw)), where
+            yield json_like(loads(raw, finite=True)), where
+        except NotFinite as exc:
+            yield TranscriptFormatError(where, f"a session snapshot holding {exc}"), where
         except MessagePackError as exc:
             yield TranscriptFormatError(where, f"not a MessagePack session snapshot: {exc}; give the file "
                                                "FileSessionStore(serialization_format=\"msgpack\") wrote, whole"), where
@@ -116,7 +118,9 @@ def packed(raw: bytes, where: str) -> Iterator[tuple[Any, str]]:
                                            f"there (a write cut short?); {read}"), w
             return
         try:
-            yield json_like(loads(raw[start:at])), w
+            yield json_like(loads(raw[start:at], finite=True)), w
+        except NotFinite as exc:
+            yield TranscriptFormatError(w, f"a message holding {exc}"), w
         except MessagePackError as exc:
             yield TranscriptFormatError(w, f"not a MessagePack message: {exc}"), w
 

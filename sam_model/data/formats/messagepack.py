@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import struct
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -35,25 +36,32 @@ class MessagePackError(ValueError):
     """Bytes that are no MessagePack value (cut short, a reserved byte, a bad string): what, and at which byte."""
 
 
-def loads(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
-    """The one value ``data`` holds (bytes after it are refused: a file of one document holds nothing more)."""
-    value, end = _Reader(data, max_depth).value(0, 1)
+class NotFinite(MessagePackError):
+    """A NaN or Infinity float where :func:`loads` was asked for ``finite`` values: good MessagePack, no JSON value."""
+
+
+def loads(data: bytes, max_depth: int = MAX_DEPTH, finite: bool = False) -> Any:
+    """The one value ``data`` holds (bytes after it are refused: a file of one document holds nothing more).
+    ``finite``: a NaN or Infinity float is refused, as a log's JSON is read (base.strict_loads: a log converted from
+    it held bare NaN, which no JSON reader reads back)."""
+    value, end = _Reader(data, max_depth, finite).value(0, 1)
     if end != len(data):
         raise MessagePackError(f"{len(data) - end} byte(s) after the value, from byte {end}: one value expected")
     return value
 
 
-def load_prefix(data: bytes, start: int = 0, max_depth: int = MAX_DEPTH) -> tuple[Any, int]:
-    """The value that begins at ``start`` of ``data`` and where it ends (for a stream of values)."""
-    return _Reader(data, max_depth).value(start, 1)
+def load_prefix(data: bytes, start: int = 0, max_depth: int = MAX_DEPTH, finite: bool = False) -> tuple[Any, int]:
+    """The value that begins at ``start`` of ``data`` and where it ends (for a stream of values; ``finite`` as
+    :func:`loads`'s)."""
+    return _Reader(data, max_depth, finite).value(start, 1)
 
 
 class _Reader:
     """One decoding of ``data``: each method takes an offset and returns what it read and the offset after it."""
 
-    def __init__(self, data: bytes, max_depth: int):
+    def __init__(self, data: bytes, max_depth: int, finite: bool = False):
         self.data = memoryview(data)
-        self.max_depth = max_depth
+        self.max_depth, self.finite = max_depth, finite
 
     def take(self, at: int, n: int) -> bytes:
         if n > len(self.data) - at:
@@ -78,7 +86,11 @@ class _Reader:
             return _CONSTANTS[b], at
         if b in _FIXED:
             n, fmt = _FIXED[b]
-            return struct.unpack(fmt, self.take(at, n))[0], at + n
+            number = struct.unpack(fmt, self.take(at, n))[0]
+            if self.finite and isinstance(number, float) and not math.isfinite(number):
+                raise NotFinite(f"a NaN or Infinity float ({number}) at byte {at - 1}, which is not JSON (its JSON "
+                                "is refused alike): write null, or the value as a string, where the app makes it")
+            return number, at + n
         if b in _FIXEXT:
             return self.ext(at + 1, _FIXEXT[b], struct.unpack(">b", self.take(at, 1))[0], at - 1)
         if b in _SIZED:
