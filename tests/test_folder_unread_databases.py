@@ -1,7 +1,8 @@
 """A folder of logs holding a file named as a database that is no SQLite file: a Windows Thumbs.db (which Explorer
-holds locked), an empty sessions.db, one whose permissions refuse it. One that could not be opened refused the whole
-folder; one empty or of another program went without a word. Each is passed over now with one warning naming it and
-why; an SQLite file whose pages do not read is still refused (its sessions would be lost)."""
+holds locked), an empty sessions.db. A Thumbs.db that could not be opened refused the whole folder; one empty or of
+another program went without a word. Each is passed over now with one warning naming it and why; an SQLite file
+whose pages do not read, and any other file that cannot be opened, are still refused (their sessions would be
+lost)."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def test_a_file_that_cannot_be_opened_is_passed_over_saying_what_to_do(tmp_path,
     assert events == alone and events
     said = _warnings(caplog)
     assert len(said) == 1 and "\n" not in said[0]
-    assert said[0].startswith(f"{thumbs} cannot be opened (Permission denied; ") and "make it readable" in said[0]
+    assert said[0].startswith(f"{thumbs} cannot be opened (Permission denied; ") and "thumbnail cache" in said[0]
 
 
 def test_an_sqlite_file_that_does_not_read_still_refuses_the_folder(tmp_path, caplog):
@@ -87,3 +88,29 @@ def test_a_folder_is_told_a_folder_of_runs_with_such_a_file_beside_them(tmp_path
     thumbs.write_bytes(OLE_HEAD)
     _deny(monkeypatch, thumbs)
     assert source_kind(tmp_path) == "transcripts"
+
+
+@pytest.mark.parametrize("name", ["support.db", "sessions.sqlite3", "session.db"])
+def test_a_database_of_the_user_s_that_cannot_be_opened_still_refuses_the_folder(tmp_path, caplog, monkeypatch, name):
+    """A file that cannot be opened cannot be told from the user's session database (an app's sessions.db of
+    another user's permissions): passed over with a warning, the folder converted without its sessions and exited
+    0. Only Windows' thumbnail caches (Thumbs.db, which Explorer holds locked) are passed over unread; any other such
+    file refuses the folder in one line naming it and what to do, as before the pass-over came."""
+    _app(tmp_path)
+    (tmp_path / "app" / "Thumbs.db").write_bytes(OLE_HEAD)
+    (tmp_path / "app" / "ehthumbs.db").write_bytes(OLE_HEAD)
+    locked = tmp_path / "app" / name
+    _database(locked, {"conv-2": ITEMS})
+    real_open = builtins.open
+
+    def denying(file, *args, **kwargs):  # the user's database and both caches cannot be opened
+        if isinstance(file, (str, os.PathLike)) and os.path.basename(file) in (name, "Thumbs.db", "ehthumbs.db"):
+            raise PermissionError(13, "Permission denied", os.fspath(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", denying)
+    with caplog.at_level(logging.WARNING), pytest.raises(SAMFileError) as err:
+        list(iter_transcript_events(tmp_path))
+    said = str(err.value)
+    assert said.startswith(f"cannot read {locked} (Permission denied)") and "make it readable" in said
+    assert "\n" not in said

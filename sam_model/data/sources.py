@@ -715,7 +715,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 216: an Agent Framework .msgpack store's NaN or Infinity float is refused in one line naming the file and record,
 # as its JSON's bare NaN is (it was read, and the converted log held bare NaN). Every other file, examples/logs and
 # tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 216
+# 217: a folder's file named as a database that cannot be opened refuses the folder naming it, as before 213, unless
+# it is a Windows thumbnail cache (Thumbs.db, ehthumbs.db, ehthumbs_vista.db), still passed over with a warning (213
+# passed any such file over, and the folder converted without the sessions it may hold). Every readable file and
+# folder, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 217
 
 
 @dataclass(frozen=True)

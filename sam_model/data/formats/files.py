@@ -213,7 +213,7 @@ def _named_databases(folder: Path, claimed: Collection[Path] = ()) -> list[Path]
 
 def passed_over(folder: Path) -> list[tuple[Path, str]]:
     """(file, why) for each file under ``folder`` named as a database that is no SQLite file
-    (:func:`sqlitestores.unopened`: empty, another program's, one that cannot be opened), which :func:`layouts`
+    (:func:`sqlitestores.unopened`: empty, another program's, a thumbnail cache that cannot be opened), which :func:`layouts`
     passes over: a Windows Thumbs.db or an empty sessions.db refused the whole folder, or went without a word."""
     return [(q, why) for q in _named_databases(folder) if (why := sqlitestores.unopened(q)) is not None]
 

@@ -15,6 +15,8 @@ from sam_model.io import SAMFileError
 
 MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 SUFFIXES = (".db", ".sqlite", ".sqlite3")  # the names a folder's session databases are looked for by
+# Windows Explorer's thumbnail caches (lowercased): named as databases, never sessions, held locked while browsed
+THUMBNAIL_CACHES = frozenset({"thumbs.db", "ehthumbs.db", "ehthumbs_vista.db"})
 
 
 def is_database(head: bytes) -> bool:
@@ -33,15 +35,18 @@ def is_sqlite(p: Path) -> bool:
 
 def unopened(p: Path) -> str | None:
     """Why a file a folder names as a database (:data:`SUFFIXES`) is no SQLite file, so no log to read (None: it
-    opens with SQLite's header): empty, another program's file (Windows' Thumbs.db), or one that cannot be opened
-    (Explorer holds Thumbs.db locked; its permissions). Such a file refused the whole folder, or was passed over
-    without a word: its folder passes it over saying why, as the user's data is never in it."""
+    opens with SQLite's header, or may be a session database: :func:`holds` reads or refuses it): empty, another
+    program's file (Windows' Thumbs.db), or a thumbnail cache that cannot be opened (Explorer holds Thumbs.db locked).
+    Such a file refused the whole folder, or was passed over without a word: its folder passes it over saying why,
+    as the user's data is never in it. Any other file that cannot be opened may be the user's sessions (an app's
+    sessions.db of another user's permissions): passed over, the folder was converted without them."""
     try:
         with open(p, "rb") as fh:
             head = fh.read(len(MAGIC))
     except OSError as exc:
-        return (f"cannot be opened ({exc.strerror or exc}; if it is a session database, make it readable and read "
-                "the folder again)")
+        if p.name.lower() not in THUMBNAIL_CACHES:
+            return None
+        return f"cannot be opened ({exc.strerror or exc}; Windows' thumbnail cache, which Explorer holds locked)"
     return None if is_database(head) else "is empty" if not head else "is not an SQLite file"
 
 
