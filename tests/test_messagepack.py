@@ -183,3 +183,16 @@ def test_random_values_decode_as_msgspec_decodes_them_and_damage_is_one_line():
                 loads(damage(raw))
             except MessagePackError as exc:
                 assert "\n" not in str(exc)
+
+
+def test_a_key_given_twice_keeps_the_last_value_unless_a_list_or_map_would_be_lost():
+    """As a log's JSON is read (base._last_value_wins): a key twice in one map keeps its last value (msgspec's, the
+    app's), but one whose dropped value is an array or a map (a session's messages twice, two writes run together)
+    is refused; it lost a whole conversation without a word. Keys that are one once written as JSON's strings (1 and
+    "1", the number and its digits) likewise."""
+    assert loads(b"\x82\xa1k\x01\xa1k\x02") == {"k": 2} and json_like(loads(b"\x82\x01\x01\xa11\x02")) == {"1": 2}
+    with pytest.raises(MessagePackError, match=r"the map key 'k' at byte 5 is given twice and its first value, an "
+                                               r"array, would be dropped \(keep one\)"):
+        loads(b"\x82\xa1k\x91\x01\xa1k\x02")
+    with pytest.raises(MessagePackError, match="the map key '1' is given twice and its first value, a map, would"):
+        json_like(loads(b"\x82\x01\x81\x01\x01\xa11\x02"))

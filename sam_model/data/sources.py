@@ -719,7 +719,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # it is a Windows thumbnail cache (Thumbs.db, ehthumbs.db, ehthumbs_vista.db), still passed over with a warning (213
 # passed any such file over, and the folder converted without the sessions it may hold). Every readable file and
 # folder, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 217
+# 218: a MessagePack map's key given twice (or keys one as JSON's strings, 1 and "1") whose dropped value is an array
+# or a map is refused naming the key, as a log's JSON is (the last value won, a whole list lost). Every file without
+# such a map, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 218
 
 
 @dataclass(frozen=True)

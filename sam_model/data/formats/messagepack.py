@@ -139,6 +139,9 @@ class _Reader:
             key, at = self.value(at, depth + 1)
             if isinstance(key, (list, dict)):
                 raise MessagePackError(f"the map key at byte {key_at} is an array or a map: keys are strings or numbers")
+            if isinstance(out.get(key), (list, dict)):  # as a log's JSON is read (base._last_value_wins)
+                raise MessagePackError(f"the map key {_shown(key)} at byte {key_at} is given twice and its "
+                                       f"first value, {_kind(out[key])}, would be dropped (keep one)")
             out[key], at = self.value(at, depth + 1)
         return out, at
 
@@ -169,7 +172,14 @@ def json_like(value: Any) -> Any:
     bytes as base64 text, a datetime as RFC 3339 text (UTC as ``Z``), a map's keys as strings (a number's digits,
     ``true``, ``null``). Nesting is as deep as :func:`loads` allowed."""
     if isinstance(value, dict):
-        return {_key(k): json_like(v) for k, v in value.items()}
+        out: dict[str, Any] = {}
+        for k, v in value.items():  # 1 and "1" are one key as JSON's strings: a list or map dropped so is refused
+            key = _key(k)
+            if isinstance(out.get(key), (list, dict)):
+                raise MessagePackError(f"the map key {key[:60]!r} is given twice and its first value, "
+                                       f"{_kind(out[key])}, would be dropped (keep one)")
+            out[key] = json_like(v)
+        return out
     if isinstance(value, list):
         return [json_like(v) for v in value]
     if isinstance(value, bytes):
@@ -185,3 +195,12 @@ def _key(key: Any) -> str:
     if isinstance(key, (bytes, datetime)):
         return json_like(key)
     return json.dumps(key)
+
+
+def _kind(value: Any) -> str:
+    return "an array" if isinstance(value, list) else "a map"
+
+
+def _shown(key: Any) -> str:
+    """A key a refusal names: its first 60 characters (a string's), or as it reads."""
+    return repr(key[:60]) if isinstance(key, str) else repr(key)
