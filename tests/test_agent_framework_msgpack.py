@@ -186,3 +186,16 @@ def test_nan_or_infinity_is_refused_as_in_the_json_naming_the_file_and_record(tm
     path.write_bytes(_pack(session))
     with pytest.raises(TranscriptFormatError, match=f"^{path}: .*NaN or Infinity"):
         list(iter_transcript_events(path))
+
+
+def test_a_record_s_length_cut_short_is_said_so(tmp_path):
+    """A file cut inside a record's 4-byte length: the bytes there were read as a length ("says 5 bytes and 0 are
+    left", a length no byte wrote), not named as the length cut short (the package's own "truncated length header")."""
+    raw = _records(agent_framework_messages())
+    path = tmp_path / "conv-1.msgpack"
+    path.write_bytes(raw + b"\x00\x00\x05")
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(path))
+    n = len(agent_framework_messages()) + 1
+    assert str(err.value) == (f"{path}, record {n}: the file ends inside the record's length at byte {len(raw)} (3 of "
+                              f"its 4 bytes): it was cut short there (a write cut short?); records 1-{n - 1} were read")

@@ -109,10 +109,15 @@ def packed(raw: bytes, where: str) -> Iterator[tuple[Any, str]]:
     while at < len(raw):
         n += 1
         w = f"{where}, record {n}"
+        read = f"records 1-{n - 1} were read" if n > 1 else "no record could be read"
+        if len(raw) - at < RECORD_HEADER:  # its bytes read as a length said one no byte wrote
+            yield TranscriptFormatError(w, f"the file ends inside the record's length at byte {at} ({len(raw) - at} "
+                                           f"of its {RECORD_HEADER} bytes): it was cut short there (a write cut "
+                                           f"short?); {read}"), w
+            return
         size = int.from_bytes(raw[at:at + RECORD_HEADER], "big")
         start, at = at + RECORD_HEADER, at + RECORD_HEADER + size
         if size == 0 or at > len(raw):
-            read = f"records 1-{n - 1} were read" if n > 1 else "no record could be read"
             yield TranscriptFormatError(w, f"the record at byte {start - RECORD_HEADER} says {size} bytes and "
                                            f"{max(len(raw) - start, 0)} are left: the file was cut short or damaged "
                                            f"there (a write cut short?); {read}"), w
