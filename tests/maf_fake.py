@@ -23,13 +23,14 @@ def call(call_id: str, name: str, arguments: dict[str, Any]) -> list[Any]:
 
 class ScriptedClient(FunctionInvocationLayer, BaseChatClient):
     """Answers each model call with the next step of ``script``; ``seen`` keeps each call's instructions (the
-    system text a context provider added)."""
+    system text), ``sent`` its messages as (role, text): where a context provider's words reached the model."""
 
     def __init__(self, script: Sequence[list[Any]], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.script, self.seen = list(script), []
+        self.script, self.seen, self.sent = list(script), [], []
 
     async def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
         self.seen.append(options.get("instructions") if isinstance(options, dict) else None)
+        self.sent.append([(str(m.role), m.text) for m in messages])
         self.seen_messages = list(messages)
         return ChatResponse(messages=[Message(role="assistant", contents=self.script.pop(0))], response_id="r")

@@ -86,4 +86,5 @@ def test_the_recipe_end_to_end_on_the_desks_sessions(tmp_path, monkeypatch, caps
         client = ScriptedClient([say("Welcome back.")])
         agent = Agent(client=client, instructions=POLICY, context_providers=[sam])
         asyncio.run(agent.run("Which container was it again?", session=sam.create_session(agent, user)))
-        assert HEAD in client.seen[0] and own in client.seen[0] and other not in client.seen[0]
+        said = "\n".join(text for _, text in client.sent[0])  # the recall: a context message, not instructions
+        assert HEAD in said and own in said and other not in said and HEAD not in (client.seen[0] or "")

@@ -722,7 +722,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 218: a MessagePack map's key given twice (or keys one as JSON's strings, 1 and "1") whose dropped value is an array
 # or a map is refused naming the key, as a log's JSON is (the last value won, a whole list lost). Every file without
 # such a map, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 218
+# 219: an Agent Framework user message that is SAM's recall framed as data (SAMContextProvider's context message, kept
+# by a history provider made with store_context_messages=True) is left out, counted, not read as the user's words.
+# Every other message, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 219
 
 
 @dataclass(frozen=True)

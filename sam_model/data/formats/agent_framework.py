@@ -10,7 +10,9 @@ object, one ``<session_id>.json`` a session (beside a ``"version"``); of ``seria
 ``function_result`` (``call_id``, ``result`` the words the model was given, ``items`` the same as text contents).
 A call that raised is a result whose ``exception`` the framework writes as the fixed marker
 ``FunctionInvocationError`` (the words are ``Error: Function failed.`` unless the agent was given
-``include_detailed_errors``): read as failed. Results sit in ``tool`` messages, one or more a message (parallel
+``include_detailed_errors``): read as failed. A user message that is SAM's recall framed as data (SAMContextProvider's
+context message, which a history provider made with ``store_context_messages=True`` keeps) is no one's words: left
+out, counted (its memories are the store's already). Results sit in ``tool`` messages, one or more a message (parallel
 calls): each becomes a chat tool message. Reasoning, usage, files and the other contents are counted, not read.
 The session holds no instructions (the agent's, kept in code): an ``instructions`` (or ``system``) string beside
 the session is the policy, ``{**session.to_dict(), "instructions": agent.default_options["instructions"]}`` (an
@@ -29,6 +31,7 @@ from typing import Any
 from sam_model.data.formats import chat
 from sam_model.data.formats.base import FAILED, Chat, OwnFieldError, TranscriptFormatError, chat_call, each
 from sam_model.data.formats.messagepack import MessagePackError, NotFinite, json_like, loads
+from sam_model.data.formats.recalls import is_frame
 from sam_model.io import json_type
 
 DEFAULT_SOURCE = "in_memory"  # InMemoryHistoryProvider.DEFAULT_SOURCE_ID: the history an agent keeps unasked
@@ -208,6 +211,9 @@ def to_chat(messages: list[Any], where: str) -> Chat:
                 results.append(_result(c, cw))
             else:
                 ignored[f"{c['type']} contents"] += 1
+        if role == "user" and texts and not calls and all(map(is_frame, texts)):
+            ignored["SAM recalls"] += 1  # SAMContextProvider's context message a history stored: no one's words
+            continue
         if texts or calls:  # a message of only reasoning or usage says nothing
             message: dict[str, Any] = {"role": "assistant" if role == "tool" else role,
                                        "content": "\n".join(texts) if texts else None}

@@ -11,6 +11,16 @@ TOOL = "recall_memory"  # the adapters' recall tools' name
 # the first line of a recall's output: what tells SAM's recall from an app's own tool of the same name (whose output
 # was stored as a marker, lost), and how many memories it returned (a memory's lines are not memories)
 HEAD_RE = re.compile(r"\[(\d+) memor(?:y|ies) recalled by SAM\]\n")
+# the tag the adapters that hand a recall to the model as a message frame it in, as data (scopes.framed); a reader
+# reads a message that is one such frame as no one's words (a history that stored the provider's context message)
+TAG = "sam_memories"
+FRAME_RE = re.compile(rf"[^\n]*\n<{TAG}>\n(?:(?!</{TAG}>).)*\n</{TAG}>", re.DOTALL)
+
+
+def is_frame(text: str) -> bool:
+    """Whether ``text`` is a recall framed as data (scopes.framed writes it: a note's line, then the tag, a memory's
+    own tags escaped): SAM's words, not the user's, and its memories the store's already."""
+    return FRAME_RE.fullmatch(text) is not None
 
 
 def memories(n: int) -> str:
