@@ -725,7 +725,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 219: an Agent Framework user message that is SAM's recall framed as data (SAMContextProvider's context message, kept
 # by a history provider made with store_context_messages=True) is left out, counted, not read as the user's words.
 # Every other message, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 219
+# 220: an AutoGen UserMessage that is SAM's recall framed as data (SAMAutoGenMemory's, in an agent's saved context) is
+# counted as a memory, not read as the user's words. Every other message, examples/logs and tests/fixtures convert
+# byte for byte.
+CONVERSION_VERSION = 220
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,9 @@ assistants' contexts are read as a team's are, at any depth (a team a participan
 inner team after each of its runs, so a state saved between runs holds its assistants' contexts empty: no
 conversation.
 An agent given ``memory`` adds what it retrieved to its context each run as a ``SystemMessage`` ("Relevant memory
-content (in chronological order): 1. ..."): counted, not read as the policy (the values in it are the episode's, not
-common knowledge), as the ``MemoryQueryEvent`` a run yields of it is.
+content (in chronological order): 1. ..."), or, SAMAutoGenMemory's, as a ``UserMessage`` framed as data (recalls.is_frame):
+counted, not read as the policy nor the user's words (the values in it are the episode's, not common knowledge, and
+a recall's memories the store's already), as the ``MemoryQueryEvent`` a run yields of it is.
 
 What ``agent.run(task=...)`` returns is read too: ``TaskResult.messages``, autogen_agentchat messages dumped by
 pydantic (``{"id", "source", "models_usage", "metadata", "created_at", "content", "type"}``), the runs of a
@@ -49,6 +50,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each
+from sam_model.data.formats.recalls import is_frame
 from sam_model.io import json_type
 
 TYPES = ("SystemMessage", "UserMessage", "AssistantMessage", "FunctionExecutionResultMessage")
@@ -253,6 +255,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             chat.ignored["memory"] += 1
         elif kind == "SystemMessage":
             chat.add({"role": "system", "content": _string(content, w)}, source)
+        elif kind == "UserMessage" and isinstance(content, str) and is_frame(content):
+            chat.ignored["memory"] += 1  # SAMAutoGenMemory's recall, framed as data: no one's words
         elif kind == "UserMessage":
             words = _user(content, w, chat)
             if words:
