@@ -728,7 +728,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 220: an AutoGen UserMessage that is SAM's recall framed as data (SAMAutoGenMemory's, in an agent's saved context) is
 # counted as a memory, not read as the user's words. Every other message, examples/logs and tests/fixtures convert
 # byte for byte.
-CONVERSION_VERSION = 220
+# 221: an Agent Framework user message or an AutoGen UserMessage is left out as SAM's recall only where it is exactly
+# the frame scopes.framed writes (its note line, the tag, the recall's head and count, its numbered memories, no raw
+# tag inside); one that only opened with any line before the tag (a user's pasted <sam_memories> block) was dropped,
+# and is now read as the user's words. Every other message, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 221
 
 
 @dataclass(frozen=True)

@@ -59,12 +59,11 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
 
 from pydantic import BaseModel
 
-from sam_model.data.formats.recalls import is_frame
+from sam_model.data.formats.recalls import HEADER, is_frame
 from sam_model.integrations.scopes import fixed_scopes, framed, numbered, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
-HEADER = "Relevant memory content (in chronological order):"  # ListMemory's head of its recall
 SOURCE = "sam_memory"  # the recall's UserMessage's source: no participant's
 TEXT_TYPES = ("text/plain", "text/markdown", "application/json")
 
