@@ -84,13 +84,17 @@ def _fake_autogen_core() -> dict[str, types.ModuleType]:
         @abstractmethod
         async def close(self): ...
 
+    class Dumped:  # pydantic's model_dump, as autogen_core's messages have it (a context's save_state)
+        def model_dump(self) -> dict:
+            return dataclasses.asdict(self)
+
     @dataclasses.dataclass
-    class SystemMessage:
+    class SystemMessage(Dumped):
         content: str
         type: str = "SystemMessage"
 
     @dataclasses.dataclass
-    class UserMessage:
+    class UserMessage(Dumped):
         content: Any
         source: str
         type: str = "UserMessage"
@@ -320,3 +324,57 @@ def test_a_planted_memory_reaches_the_model_only_as_framed_data(adapter):
     chat = reader.to_chat(saved, "saved state")
     assert [m["content"] for m in chat.messages if m["role"] == "user"] == ["What is the refund policy?"]
     assert chat.ignored["memory"] == 1
+
+
+class StatefulContext(Context):
+    """A ChatCompletionContext with autogen_core's save_state/load_state: the state holds every message as a dict
+    (model_dump), as its built-in contexts' does (ChatCompletionContextState)."""
+
+    async def save_state(self) -> dict:
+        return {"messages": [m.model_dump() if hasattr(m, "model_dump") else dict(vars(m)) for m in self.messages]}
+
+    async def load_state(self, state: dict) -> None:
+        self.messages = [types.SimpleNamespace(**m) for m in state["messages"]]
+
+
+def _contexts() -> list:
+    """The contexts the recall's place is checked in: the fake, and autogen_core's own where installed."""
+    made = [lambda messages: StatefulContext(list(messages))]
+    try:
+        from autogen_core.model_context import BufferedChatCompletionContext, UnboundedChatCompletionContext
+    except ImportError:
+        return made
+    return [*made, lambda messages: UnboundedChatCompletionContext(initial_messages=list(messages)),
+            lambda messages: BufferedChatCompletionContext(buffer_size=3, initial_messages=list(messages))]
+
+
+@pytest.mark.parametrize("make", _contexts())
+def test_the_recall_goes_right_before_the_question_it_was_searched_by(adapter, make):
+    """AssistantAgent adds the run's new messages, then calls update_context: appended, the recall came after the
+    user's question, the last user turn the model read was the recalled data (what a model answers, and where a
+    planted line weighs most), and SAM's Agent Framework and Pydantic AI adapters put it before. It goes right
+    before the question, the messages before it (a tool call and its results, an earlier turn) kept in order; a
+    second memory's recall goes beside the first, before the question; no message is lost (a buffered context)."""
+    from autogen_core.memory import MemoryContent
+    from autogen_core.models import SystemMessage, UserMessage
+
+    store = ScopedMemory(HashingEncoder(64))
+    mia, desk = adapter.SAMAutoGenMemory(store, user_id="mia"), adapter.SAMAutoGenMemory(store, agent_id="desk")
+    question = UserMessage(content="Which laptop do I have?", source="user")
+    earlier = [SystemMessage(content="You are the helpdesk."), UserMessage(content="Hello", source="user"),
+               UserMessage(content="Which dock?", source="user")]
+
+    async def run() -> list:
+        await mia.add(MemoryContent(content="Mia's laptop is CT-487926", mime_type="text/plain"))
+        await desk.add(MemoryContent(content="Every laptop ships with a dock", mime_type="text/plain"))
+        context = make([*earlier, question])
+        await mia.update_context(context)
+        await desk.update_context(context)
+        return (await context.save_state())["messages"]
+
+    messages = asyncio.run(run())
+    said = [m["content"] for m in messages]
+    assert said[:3] == [m.content for m in earlier] and said[-1] == question.content, said
+    frames = said[3:-1]
+    assert len(frames) == 2 and "CT-487926" in frames[0] and "ships with a dock" in frames[1], said
+    assert all(m["type"] == "UserMessage" and m["source"] == "sam_memory" for m in messages[3:-1])
