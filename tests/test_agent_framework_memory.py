@@ -346,3 +346,35 @@ def test_a_history_that_stores_context_messages_keeps_the_frame_read_as_no_ones_
     assert said == [PLANTED, "What is the refund policy?"], said
     assert not any(HEAD in (m.get("content") or "") for m in read.messages)
     assert read.ignored["SAM recalls"] == 1
+
+
+def test_a_tool_loop_sends_the_frame_once_before_the_question_and_two_users_at_once_see_their_own():
+    """Each model call of a run's tool loop holds the one frame, before the user's question, the call and its
+    result after it, in order; nothing is stored twice (the run's input, call, result and reply once each). Two
+    users' runs at once on one agent: each frame quotes its own user's memories only."""
+    memory = ScopedMemory(HashingEncoder(64))
+    sam = SAMContextProvider(memory, agent_id="desk")
+    client = ScriptedClient([say("Noted."), say("Noted."), call("c1", "track_shipment", {"tracking_number": "TRK0001"}),
+                             say("It is held at customs.")])
+    agent = _agent(client, sam)
+    mia, ben = sam.create_session(agent, "mia"), sam.create_session(agent, "ben")
+
+    async def both() -> None:
+        await asyncio.gather(agent.run("My container is MSCU1111111", session=mia),
+                             agent.run("My container is TGHU2222222", session=ben))
+
+    asyncio.run(both())
+    for sent in client.sent[:2]:
+        assert [text for _, text in sent if HEAD in text] == []  # nothing stored before their first runs
+    asyncio.run(agent.run("Where is my container?", session=mia))
+    loop = client.sent[2:]
+    assert len(loop) == 2, loop  # the call, then the reply after its result
+    for sent in loop:
+        frames = [i for i, (_, text) in enumerate(sent) if HEAD in text]
+        assert len(frames) == 1 and sent[frames[0]][0] == "user", sent
+        asked = sent.index(("user", "Where is my container?"))
+        assert frames[0] == asked - 1 and "MSCU1111111" in sent[frames[0]][1] and "TGHU2222222" not in sent[frames[0]][1]
+    assert [role for role, _ in loop[1][-2:]] == ["assistant", "tool"]  # the call and its result, kept together
+    stored = _stored(memory, "mia")
+    assert len(stored) == len(set(stored)) and not any(HEAD in s for s in stored), stored
+    assert not any("TGHU2222222" in s for s in stored)
