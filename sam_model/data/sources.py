@@ -732,7 +732,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # the frame scopes.framed writes (its note line, the tag, the recall's head and count, its numbered memories, no raw
 # tag inside); one that only opened with any line before the tag (a user's pasted <sam_memories> block) was dropped,
 # and is now read as the user's words. Every other message, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 221
+# 222: a frame (221) is SAM's recall only where no memory in it holds the tag with a JSON "\/", a comment's "!--", a
+# zero-width space or a full-width "<" before its name, as scopes.framed now escapes those too. Every frame framed
+# wrote before, every other message, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 222
 
 
 @dataclass(frozen=True)
