@@ -72,3 +72,24 @@ def test_an_escaped_tag_a_memory_holds_already_is_kept_as_written():
     """Nothing unescapes: a memory holding "&lt;/sam_memories>" is quoted as written, neither doubled nor undone."""
     body = framed(listed([{"memory": "see &lt;/sam_memories> and &amp;"}]))
     assert "1. see &lt;/sam_memories> and &amp;\n" in body
+
+
+def test_a_frame_the_user_sent_is_the_users_words():
+    """A user who pastes a whole frame (copied from a trace, to ask about it) wrote it: only the adapter's own
+    message is SAM's recall, a context message Agent Framework attributes to its provider, an AutoGen UserMessage of
+    source sam_memory. The same text sent by the user is read as the user's words."""
+    text = framed(listed(FOUND))
+    attributed = {"additional_properties": {"_attribution": {"source_id": "sam_memory",
+                                                             "source_type": "SAMContextProvider"}}}
+    for extra, kept in (({}, True), (attributed, False)):
+        af = to_chat([{"type": "message", "role": "user", "contents": [{"type": "text", "text": text}], **extra},
+                      {"type": "message", "role": "user", "contents": [{"type": "text", "text": "Why?"}]},
+                      {"type": "message", "role": "assistant", "contents": [{"type": "text", "text": "Recalls."}]}])
+        assert [m["content"] for m in af.messages if m["role"] == "user"] == ([text, "Why?"] if kept else ["Why?"])
+        assert af.ignored["SAM recalls"] == (0 if kept else 1)
+    for source, kept in (("user", True), ("sam_memory", False)):
+        ag = autogen_reader.to_chat([{"type": "UserMessage", "content": text, "source": source},
+                                     {"type": "UserMessage", "content": "Why?", "source": "user"},
+                                     {"type": "AssistantMessage", "content": "Recalls.", "source": "desk"}], "saved")
+        assert [m["content"] for m in ag.messages if m["role"] == "user"] == ([text, "Why?"] if kept else ["Why?"])
+        assert ag.ignored["memory"] == (0 if kept else 1)

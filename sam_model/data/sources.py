@@ -735,7 +735,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 222: a frame (221) is SAM's recall only where no memory in it holds the tag with a JSON "\/", a comment's "!--", a
 # zero-width space or a full-width "<" before its name, as scopes.framed now escapes those too. Every frame framed
 # wrote before, every other message, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 222
+# 223: a frame is SAM's recall only in the adapter's own message: an Agent Framework context message (the
+# framework's _attribution in its additional_properties), an AutoGen UserMessage of source sam_memory; the same text a
+# user sent (a whole frame pasted from a trace) is read as the user's words. Every frame the adapters stored, every
+# other message, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 223
 
 
 @dataclass(frozen=True)

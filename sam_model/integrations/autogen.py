@@ -59,12 +59,11 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
 
 from pydantic import BaseModel
 
-from sam_model.data.formats.recalls import HEADER, is_frame
+from sam_model.data.formats.recalls import HEADER, SOURCE, is_frame
 from sam_model.integrations.scopes import fixed_scopes, framed, numbered, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
-SOURCE = "sam_memory"  # the recall's UserMessage's source: no participant's
 TEXT_TYPES = ("text/plain", "text/markdown", "application/json")
 
 
@@ -89,6 +88,12 @@ def _text(content: Any, verb: str = "add") -> str:
     return value
 
 
+def _recall(kind: Any, source: Any, content: Any) -> bool:
+    """Whether a message is this adapter's recall: a UserMessage of its source holding exactly a frame (a user's
+    message quoting one is the user's)."""
+    return kind == "UserMessage" and source == SOURCE and isinstance(content, str) and is_frame(content)
+
+
 def _asked(messages: list[Any]) -> str:
     """The text of the context's last message that is no SystemMessage nor a recall: what the agent is about to
     answer. Its memories (each an agent's ``memory=[...]``, updating the one context in turn) add their recalls (this
@@ -99,7 +104,7 @@ def _asked(messages: list[Any]) -> str:
         if isinstance(message, SystemMessage) or getattr(message, "type", None) == "SystemMessage":
             continue
         content = message.content
-        if isinstance(content, str) and is_frame(content):
+        if _recall("UserMessage", getattr(message, "source", None), content):
             continue
         if isinstance(content, str):
             return content
@@ -113,8 +118,8 @@ def _asked_at(messages: list[Mapping[str, Any]]) -> int | None:
     """Where in a context's saved messages (dicts, as model_dump writes them) the message :func:`_asked` reads is,
     where it is a UserMessage (None: none, or another kind: a tool's result, an assistant's turn)."""
     for i in range(len(messages) - 1, -1, -1):
-        kind, content = messages[i].get("type"), messages[i].get("content")
-        if kind == "SystemMessage" or (kind == "UserMessage" and isinstance(content, str) and is_frame(content)):
+        kind, content, source = messages[i].get("type"), messages[i].get("content"), messages[i].get("source")
+        if kind == "SystemMessage" or _recall(kind, source, content):
             continue
         return i if kind == "UserMessage" else None
     return None

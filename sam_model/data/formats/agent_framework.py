@@ -160,6 +160,13 @@ def policy(session: Mapping[str, Any], where: str) -> str:
     return ""
 
 
+def _attributed(m: Mapping[str, Any]) -> bool:
+    """Whether ``m`` is a context provider's message (the framework's ``_attribution`` in its additional properties):
+    SAMContextProvider's frame is one, and the same text a user sent (a frame pasted from a trace) is the user's."""
+    extra = m.get("additional_properties")
+    return isinstance(extra, Mapping) and isinstance(extra.get("_attribution"), Mapping)
+
+
 def _text(c: Mapping[str, Any], w: str) -> str:
     if not isinstance(c.get("text"), str):
         raise TranscriptFormatError(w, "a text content without a 'text' string")
@@ -211,7 +218,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
                 results.append(_result(c, cw))
             else:
                 ignored[f"{c['type']} contents"] += 1
-        if role == "user" and texts and not calls and all(map(is_frame, texts)):
+        if role == "user" and texts and not calls and _attributed(m) and all(map(is_frame, texts)):
             ignored["SAM recalls"] += 1  # SAMContextProvider's context message a history stored: no one's words
             continue
         if texts or calls:  # a message of only reasoning or usage says nothing

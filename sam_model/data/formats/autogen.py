@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each
-from sam_model.data.formats.recalls import is_frame
+from sam_model.data.formats.recalls import SOURCE, is_frame
 from sam_model.io import json_type
 
 TYPES = ("SystemMessage", "UserMessage", "AssistantMessage", "FunctionExecutionResultMessage")
@@ -255,7 +255,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             chat.ignored["memory"] += 1
         elif kind == "SystemMessage":
             chat.add({"role": "system", "content": _string(content, w)}, source)
-        elif kind == "UserMessage" and isinstance(content, str) and is_frame(content):
+        elif kind == "UserMessage" and m.get("source") == SOURCE and isinstance(content, str) and is_frame(content):
             chat.ignored["memory"] += 1  # SAMAutoGenMemory's recall, framed as data: no one's words
         elif kind == "UserMessage":
             words = _user(content, w, chat)

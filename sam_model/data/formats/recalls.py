@@ -17,6 +17,7 @@ HEAD_RE = re.compile(r"\[(\d+) memor(?:y|ies) recalled by SAM\]\n")
 # frame tags escaped. A reader reads a message that is exactly one such frame as no one's words (a history that stored
 # the provider's context message); here, not in scopes, as the readers need it and the core imports no adapter
 TAG = "sam_memories"
+SOURCE = "sam_memory"  # the source of the adapters' recall messages (SAMAutoGenMemory's UserMessage's): no one's
 HEAD = "Memories of this user's earlier conversations (SAM), best first:"
 HEADER = "Relevant memory content (in chronological order):"  # ListMemory's head of its recall, SAMAutoGenMemory's
 NOTE = ("The {frame} quotes memories of this user's earlier conversations (their words, tools' output, your "
