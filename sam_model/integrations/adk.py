@@ -309,9 +309,12 @@ def _stored_before_ids(scopes: dict[str, str | None], found: list[dict[str, Any]
     made anew stored the session's events again when they were added as a delta (the session replayed, or its
     events sent whole). Only where the delta opens with the session: its events told by their words alone, a turn
     sent again alone (its first event's time and author are in the memories, its others' are not) is stored again,
-    a duplicate, where a guess could lose a turn said again alike."""
-    marks = [*(r["metadata"] or {} for r in found if r["run_id"] == scopes["run_id"]), *(
-        [mark] if isinstance(mark, dict) else [])]
+    a duplicate, where a guess could lose a turn said again alike. A TO is taken where the delta's events are those
+    the session's memories opening before it were stored of, by their first event's time and author
+    (:func:`_same_events`): by words alone, a later turn opening with the session's first words (a repeated "ok")
+    was read as its start and never stored."""
+    own = [r["metadata"] or {} for r in found if r["run_id"] == scopes["run_id"]]
+    marks = [*own, *([mark] if isinstance(mark, dict) else [])]
     # any TO with its DIGEST (a later one says its events' ids too, which the digest tells alike)
     old = [m for m in marks if isinstance(m.get(TO), int) and not isinstance(m[TO], bool) and m[TO] > 0
            and isinstance(m.get(DIGEST), str)]
@@ -319,11 +322,28 @@ def _stored_before_ids(scopes: dict[str, str | None], found: list[dict[str, Any]
         return {}
     chat = to_chat(events, "the events added")
     digests = _digests(chat.messages)
-    to = max((m[TO] for m in old if m[TO] < len(digests) and digests[m[TO]] == m[DIGEST]), default=0)
+    to = max((m[TO] for m in old if m[TO] < len(digests) and digests[m[TO]] == m[DIGEST]
+              and _same_events(own, events, chat.sources, m[TO])), default=0)
     last = {}  # each event's last chat message
     for i, x in enumerate(chat.sources):
         last[int(x.removeprefix("event "))] = i
     return {events[e]["id"]: _said_digest(events[e]) for e, i in last.items() if i < to}
+
+
+def _same_events(metas: list[dict[str, Any]], events: list[dict[str, Any]], sources: list[str], to: int) -> bool:
+    """Whether ``events`` (a delta, its chat messages' ``sources``) are, up to chat message ``to``, the events the
+    session's memories (``metas``, their metadata) opening before it were stored of: the event of each one's FROM
+    has its TIMESTAMP and AUTHOR (an event's time, to the microsecond, is written once; words are not)."""
+    for m in metas:
+        f = m.get(FROM)
+        if not isinstance(f, int) or isinstance(f, bool) or not 0 <= f < min(to, len(sources)):
+            continue
+        if not sources[f].startswith("event "):
+            return False
+        e = events[int(sources[f].removeprefix("event "))]
+        if TIMESTAMP in m and e.get("timestamp") != m[TIMESTAMP] or AUTHOR in m and e.get("author") != m[AUTHOR]:
+            return False
+    return True
 
 
 def _no_id(event: Any, i: int) -> str:
