@@ -4,6 +4,7 @@ session's first words (a repeated "ok") was read as the session's start sent aga
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import test_adk_leftovers
@@ -59,3 +60,16 @@ def test_the_sessions_own_events_from_its_start_are_still_read_once(adapter, mon
     store = _old_store(adapter, monkeypatch, 2)
     add_events(adapter.SAMMemoryService(store), _events(OKS))
     assert [t for _, t in stored(store, **SCOPES)] == ["ok", "Which booking?", "ok", "Which booking, ABC123 or XYZ789?"]
+
+
+def test_a_new_turn_said_as_a_deleted_sessions_first_is_stored(adapter):  # noqa: F811
+    """A session stored by this service (its memories and mark say their events' ids), its memories deleted, then
+    after a restart a new turn said word for word as its first, as a delta: read by words against the mark's
+    adk_to (whose events the mark names by id), its new events were never stored. The deleted ones stay deleted."""
+    store = ScopedMemory(HashingEncoder(64))
+    asyncio.run(adapter.SAMMemoryService(store).add_session_to_memory(_session(2)))
+    for r in store.get_all(**SCOPES, limit=None)["results"]:
+        store.delete(r["id"])
+    again = [{**e, "id": f"again-{i}", "timestamp": e["timestamp"] + 60} for i, e in enumerate(OKS[:2])]
+    add_events(adapter.SAMMemoryService(store), _events(again))
+    assert [t for _, t in stored(store, **SCOPES)] == ["ok", "Which booking?"]

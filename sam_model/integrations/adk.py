@@ -312,12 +312,13 @@ def _stored_before_ids(scopes: dict[str, str | None], found: list[dict[str, Any]
     a duplicate, where a guess could lose a turn said again alike. A TO is taken where the delta's events are those
     the session's memories opening before it were stored of, by their first event's time and author
     (:func:`_same_events`): by words alone, a later turn opening with the session's first words (a repeated "ok")
-    was read as its start and never stored."""
+    was read as its start and never stored. Only a TO that says no event's id (EVENTS): one that does tells its
+    events by their ids (:func:`_seen`), and read by words too, a new turn said as the session's first was never
+    stored once the session's memories were deleted (the mark's TO, then, alone to tell it)."""
     own = [r["metadata"] or {} for r in found if r["run_id"] == scopes["run_id"]]
     marks = [*own, *([mark] if isinstance(mark, dict) else [])]
-    # any TO with its DIGEST (a later one says its events' ids too, which the digest tells alike)
     old = [m for m in marks if isinstance(m.get(TO), int) and not isinstance(m[TO], bool) and m[TO] > 0
-           and isinstance(m.get(DIGEST), str)]
+           and isinstance(m.get(DIGEST), str) and EVENTS not in m]
     if not old or not events:
         return {}
     chat = to_chat(events, "the events added")
