@@ -53,3 +53,15 @@ def test_a_second_hook_conversation_opening_with_the_firsts_words_is_stored_agai
     adds = [first[:n] for n in range(1, 5)] + [second[:n] for n in range(1, 7)]
     assert _said(adds)[4:] == ["Hi", "Hi", "Hello again", "Hi", "Hello again", "Cancel it.", "Cancelled.", "Thanks",
                                "Bye"]
+
+
+def test_documents_behaviour_a_sessions_whole_list_of_words_after_its_items_alone_stores_them_all_again():
+    """Documents behaviour (docs/formats.md): an Agents SDK session's items added one at a time (its "Hi", an answer
+    of a model without item ids), then its own whole list of words alone: every earlier item is stored again, not
+    its first words alone (5 memories for 3); nothing lost."""
+    from test_live_add_leftovers import _said as answer
+
+    hi = {"content": "Hi", "role": "user"}
+    adds = [[hi], [answer("Hello! How can I help?")],
+            [hi, answer("Hello! How can I help?"), {"content": "Book a taxi.", "role": "user"}]]
+    assert _said(adds) == ["Hi", "Hello! How can I help?", "Hi", "Hello! How can I help?", "Book a taxi."]
