@@ -73,3 +73,15 @@ def test_a_new_turn_said_as_a_deleted_sessions_first_is_stored(adapter):  # noqa
     again = [{**e, "id": f"again-{i}", "timestamp": e["timestamp"] + 60} for i, e in enumerate(OKS[:2])]
     add_events(adapter.SAMMemoryService(store), _events(again))
     assert [t for _, t in stored(store, **SCOPES)] == ["ok", "Which booking?"]
+
+
+def test_the_users_words_said_again_after_turns_that_failed_are_each_stored(adapter):  # noqa: F811
+    """A session added after the user's "ok" (its turn failed before a reply), then after two more "ok"s and the
+    answer: the run of the user's two messages, opening with the scope's last add (the "ok" alone), was read as a
+    hook's history going on from it, and one "ok" was lost (2 stored of 3). Each is stored."""
+    store = ScopedMemory(HashingEncoder(64))
+    service = adapter.SAMMemoryService(store)
+    oks = [_event(0, "user", "ok"), _event(1, "user", "ok"), _event(2, "user", "ok"), OKS[1]]
+    for n in (1, 4):
+        asyncio.run(service.add_session_to_memory(Dumped({**_session(0).doc, "events": oks[:n]})))
+    assert [t for _, t in stored(store, **SCOPES)] == ["ok", "ok", "ok", "Which booking?"]

@@ -18,7 +18,7 @@ SESSION, FROM, TO, and DIGEST, a digest of the session's chat messages before TO
 a service each request) reads on after them where the session still begins with them (and after the session's
 last TO and DIGEST, which the memory keeps when they are deleted: ScopedMemory.progress, so a deleted session's
 messages stay deleted when it is added again); and who said
-them (AUTHOR: ``user`` or the agent, an add a run of one author's messages) and when (TIMESTAMP: its first event's
+them (AUTHOR: ``user`` or the agent, an add a run of the agent's messages or one of the user's) and when (TIMESTAMP: its first event's
 time), which the entries a search returns carry. ``system``: the agent's instruction, which the session does not
 hold, read as the policy of each session (as the reader reads a dump's ``system`` field). A text longer than a memory
 holds is stored cut as ``sam-data transcripts --result-limit 90000`` cuts it, with a warning.
@@ -225,11 +225,14 @@ class SAMMemoryService(BaseMemoryService):
 
     def _add_runs(self, events: list[Any], messages: list[dict[str, Any]], sources: list[str], start: int,
                   scopes: dict[str, str | None], span: Any) -> None:
-        """Add ``messages[start:]``, an add a run of one author's messages, its metadata ``span(from, to)`` and who
-        said it and when."""
+        """Add ``messages[start:]``, an add a run of one author's messages (the user's, each alone), its metadata
+        ``span(from, to)`` and who said it and when. The user's messages one an add: a run of them (turns that
+        failed before a reply) opening with the words of the scope's last add, the user's message alone, was read
+        by ScopedMemory as a hook's history going on from it (sam_model.memory.resent), and its first lost."""
         tools = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
         for end in range(start + 1, len(messages) + 1):
-            if end < len(messages) and self._said(events, sources, end)[0] == self._said(events, sources, start)[0]:
+            if end < len(messages) and self._said(events, sources, end)[0] == (
+                    author := self._said(events, sources, start)[0]) and author != "user":
                 continue
             author, when = self._said(events, sources, start)
             meta = {**span(start, end), **({AUTHOR: author} if author else {}),
