@@ -37,7 +37,11 @@ Scopes: ``user_id`` the session's user, ``agent_id`` its ``app_name``, ``run_id`
 user, so a search (``search_memory(app_name, user_id, query)``) reads only that user's memories of that app, every
 session of them, never another user's or another app's. What is recalled: the ``k`` best (default 5) as
 ``MemoryEntry`` items, best first, ranked by the live state of the user's session added last (the agent's current
-task state; ScopedMemory.live_state) and the query's words. Store calls run in a worker thread (``asyncio.to_thread``),
+task state; ScopedMemory.live_state) and the query's words. A memory holds what a user typed or a tool read, and ADK's
+preload_memory tool quotes the entries' text in its own ``<PAST_CONVERSATIONS>`` tag (a user-side content),
+load_memory as its tool's result: an entry's ``</PAST_CONVERSATIONS>`` and SAM's frame tags, in any case, are escaped
+(``&lt;/PAST_CONVERSATIONS>``, scopes.escaped), so no memory closes ADK's wrapper and speaks after it as the app;
+the words stay readable. Store calls run in a worker thread (``asyncio.to_thread``),
 so the agent's event loop is not blocked by an encoder's forward pass.
 """
 
@@ -62,8 +66,9 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
                       "ScopedMemory directly") from None
 
 from sam_model.data.formats.adk import to_chat
+from sam_model.data.formats.recalls import TAG
 from sam_model.integrations.fitting import cut_as_importer
-from sam_model.integrations.scopes import fixed_scopes
+from sam_model.integrations.scopes import escaped, fixed_scopes
 from sam_model.io import json_type
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
@@ -75,6 +80,7 @@ log = logging.getLogger(__name__)
 SESSION, FROM, TO, AUTHOR, TIMESTAMP = "adk_session", "adk_from", "adk_to", "adk_author", "adk_timestamp"
 DIGEST = "adk_digest"
 EVENTS = "adk_events"  # an add's events' ids (add_events_to_memory's progress mark: each stored id's content digest)
+WRAPPER = "PAST_CONVERSATIONS"  # the tag ADK's preload_memory tool quotes the entries' text in, unescaped
 SESSIONS = 1024  # sessions whose chat a service keeps (a server's memory grew with every session it ever stored)
 Key = tuple[str, str, str]  # (app_name, user_id, session id)
 
@@ -388,13 +394,14 @@ def _digests(chat: list[dict[str, Any]]) -> list[str]:
 
 
 def _entry(hit: dict[str, Any]) -> Any:
-    """A search result as ADK's MemoryEntry: its words a text part, the user's in a user content, the agent's
-    (its words, calls and their results) in a model content; its author and time the add's."""
+    """A search result as ADK's MemoryEntry: its words a text part (ADK's wrapper and SAM's frame tags escaped: the
+    module doc), the user's in a user content, the agent's (its words, calls and their results) in a model content;
+    its author and time the add's."""
     meta = hit.get("metadata") or {}
     author = meta.get(AUTHOR)
     when = meta.get(TIMESTAMP)
     stamp = datetime.fromtimestamp(when, tz=timezone.utc).isoformat() if isinstance(when, (int, float)) else None
     role = "user" if hit.get("kind") == "user" else "model"
-    return MemoryEntry(id=hit["id"], content=types.Content(role=role, parts=[types.Part(text=hit["memory"])]),
+    return MemoryEntry(id=hit["id"], content=types.Content(role=role, parts=[types.Part(text=escaped(hit["memory"], (WRAPPER, TAG)))]),
                        author=author if isinstance(author, str) else None, timestamp=stamp,
                        custom_metadata={"score": hit.get("score"), "session": meta.get(SESSION), "step": hit.get("step")})
