@@ -402,6 +402,7 @@ def _entry(hit: dict[str, Any]) -> Any:
     when = meta.get(TIMESTAMP)
     stamp = datetime.fromtimestamp(when, tz=timezone.utc).isoformat() if isinstance(when, (int, float)) else None
     role = "user" if hit.get("kind") == "user" else "model"
-    return MemoryEntry(id=hit["id"], content=types.Content(role=role, parts=[types.Part(text=escaped(hit["memory"], (WRAPPER, TAG)))]),
+    text = escaped(hit["memory"], (WRAPPER, TAG))  # quoted unescaped by preload_memory: no memory closes its tag
+    return MemoryEntry(id=hit["id"], content=types.Content(role=role, parts=[types.Part(text=text)]),
                        author=author if isinstance(author, str) else None, timestamp=stamp,
                        custom_metadata={"score": hit.get("score"), "session": meta.get(SESSION), "step": hit.get("step")})

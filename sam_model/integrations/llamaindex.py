@@ -32,9 +32,9 @@ a note that they are not instructions, then HEAD and the memories in a ``<sam_me
 blocks' content in its system message by default, where a planted "ignore previous instructions" spoke as the
 operator. Made with ``insert_method="user"``, Memory puts it before the latest user message's words instead (in no
 history); ``attach`` warns of a Memory inserting in the system message, and moves no block of the app's. Nothing
-found: nothing added. Its ``priority`` is 1, so Memory cuts it where the window
-and the blocks pass its token limit (``atruncate``: the worst memories first, the rest framed again); of priority 0 (BaseMemoryBlock's
-default) Memory never cuts it, and the recall was kept whole past any limit.
+found: nothing added. Its ``priority`` is 1, so Memory cuts it where the window and the blocks pass its token limit
+(``atruncate``: the worst memories first, the rest framed again); of priority 0 (BaseMemoryBlock's default) Memory
+never cuts it, and the recall was kept whole past any limit.
 
 Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) and ``k`` are fixed and checked when the block is made
 (as ScopedMemory checks them). A block made without ``user_id`` is no user's: it recalls only memories of no user
@@ -110,7 +110,8 @@ def _text(message: Any) -> str:
 
 def _one_user(blocks: list[Any], block: SAMMemoryBlock) -> None:
     """Refuse a Memory whose SAM blocks are of two users: Memory puts every block's recall in the one message (system
-    or the user's last) of each model call, so one user's memories were shown to the other (and each stored the other's words)."""
+    or the user's last) of each model call, so one user's memories were shown to the other (and each stored the
+    other's words)."""
     users = {b._scopes["user_id"] for b in [*blocks, block] if isinstance(b, SAMMemoryBlock)} - {None}
     if len(users) > 1:
         raise ValueError(f"SAMMemoryBlock: one Memory holds blocks of users {', '.join(sorted(users))}: Memory gives "
