@@ -18,7 +18,7 @@ SESSION, FROM, TO, and DIGEST, a digest of the session's chat messages before TO
 a service each request) reads on after them where the session still begins with them (and after the session's
 last TO and DIGEST, which the memory keeps when they are deleted: ScopedMemory.progress, so a deleted session's
 messages stay deleted when it is added again); and who said
-them (AUTHOR: ``user`` or the agent, an add a run of one author's messages) and when (TIMESTAMP: its first event's
+them (AUTHOR: ``user`` or the agent, an add a run of the agent's messages or one of the user's) and when (TIMESTAMP: its first event's
 time), which the entries a search returns carry. ``system``: the agent's instruction, which the session does not
 hold, read as the policy of each session (as the reader reads a dump's ``system`` field). A text longer than a memory
 holds is stored cut as ``sam-data transcripts --result-limit 90000`` cuts it, with a warning.
@@ -37,7 +37,11 @@ Scopes: ``user_id`` the session's user, ``agent_id`` its ``app_name``, ``run_id`
 user, so a search (``search_memory(app_name, user_id, query)``) reads only that user's memories of that app, every
 session of them, never another user's or another app's. What is recalled: the ``k`` best (default 5) as
 ``MemoryEntry`` items, best first, ranked by the live state of the user's session added last (the agent's current
-task state; ScopedMemory.live_state) and the query's words. Store calls run in a worker thread (``asyncio.to_thread``),
+task state; ScopedMemory.live_state) and the query's words. A memory holds what a user typed or a tool read, and ADK's
+preload_memory tool quotes the entries' text in its own ``<PAST_CONVERSATIONS>`` tag (a user-side content),
+load_memory as its tool's result: an entry's ``</PAST_CONVERSATIONS>`` and SAM's frame tags, in any case, are escaped
+(``&lt;/PAST_CONVERSATIONS>``, scopes.escaped), so no memory closes ADK's wrapper and speaks after it as the app;
+the words stay readable. Store calls run in a worker thread (``asyncio.to_thread``),
 so the agent's event loop is not blocked by an encoder's forward pass.
 """
 
@@ -62,8 +66,9 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
                       "ScopedMemory directly") from None
 
 from sam_model.data.formats.adk import to_chat
+from sam_model.data.formats.recalls import TAG
 from sam_model.integrations.fitting import cut_as_importer
-from sam_model.integrations.scopes import fixed_scopes
+from sam_model.integrations.scopes import escaped, fixed_scopes
 from sam_model.io import json_type
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
@@ -75,6 +80,7 @@ log = logging.getLogger(__name__)
 SESSION, FROM, TO, AUTHOR, TIMESTAMP = "adk_session", "adk_from", "adk_to", "adk_author", "adk_timestamp"
 DIGEST = "adk_digest"
 EVENTS = "adk_events"  # an add's events' ids (add_events_to_memory's progress mark: each stored id's content digest)
+WRAPPER = "PAST_CONVERSATIONS"  # the tag ADK's preload_memory tool quotes the entries' text in, unescaped
 SESSIONS = 1024  # sessions whose chat a service keeps (a server's memory grew with every session it ever stored)
 Key = tuple[str, str, str]  # (app_name, user_id, session id)
 
@@ -225,11 +231,14 @@ class SAMMemoryService(BaseMemoryService):
 
     def _add_runs(self, events: list[Any], messages: list[dict[str, Any]], sources: list[str], start: int,
                   scopes: dict[str, str | None], span: Any) -> None:
-        """Add ``messages[start:]``, an add a run of one author's messages, its metadata ``span(from, to)`` and who
-        said it and when."""
+        """Add ``messages[start:]``, an add a run of one author's messages (the user's, each alone), its metadata
+        ``span(from, to)`` and who said it and when. The user's messages one an add: a run of them (turns that
+        failed before a reply) opening with the words of the scope's last add, the user's message alone, was read
+        by ScopedMemory as a hook's history going on from it (sam_model.memory.resent), and its first lost."""
         tools = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
         for end in range(start + 1, len(messages) + 1):
-            if end < len(messages) and self._said(events, sources, end)[0] == self._said(events, sources, start)[0]:
+            if end < len(messages) and self._said(events, sources, end)[0] == (
+                    author := self._said(events, sources, start)[0]) and author != "user":
                 continue
             author, when = self._said(events, sources, start)
             meta = {**span(start, end), **({AUTHOR: author} if author else {}),
@@ -309,21 +318,42 @@ def _stored_before_ids(scopes: dict[str, str | None], found: list[dict[str, Any]
     made anew stored the session's events again when they were added as a delta (the session replayed, or its
     events sent whole). Only where the delta opens with the session: its events told by their words alone, a turn
     sent again alone (its first event's time and author are in the memories, its others' are not) is stored again,
-    a duplicate, where a guess could lose a turn said again alike."""
-    marks = [*(r["metadata"] or {} for r in found if r["run_id"] == scopes["run_id"]), *(
-        [mark] if isinstance(mark, dict) else [])]
-    # any TO with its DIGEST (a later one says its events' ids too, which the digest tells alike)
+    a duplicate, where a guess could lose a turn said again alike. A TO is taken where the delta's events are those
+    the session's memories opening before it were stored of, by their first event's time and author
+    (:func:`_same_events`): by words alone, a later turn opening with the session's first words (a repeated "ok")
+    was read as its start and never stored. Only a TO that says no event's id (EVENTS): one that does tells its
+    events by their ids (:func:`_seen`), and read by words too, a new turn said as the session's first was never
+    stored once the session's memories were deleted (the mark's TO, then, alone to tell it)."""
+    own = [r["metadata"] or {} for r in found if r["run_id"] == scopes["run_id"]]
+    marks = [*own, *([mark] if isinstance(mark, dict) else [])]
     old = [m for m in marks if isinstance(m.get(TO), int) and not isinstance(m[TO], bool) and m[TO] > 0
-           and isinstance(m.get(DIGEST), str)]
+           and isinstance(m.get(DIGEST), str) and EVENTS not in m]
     if not old or not events:
         return {}
     chat = to_chat(events, "the events added")
     digests = _digests(chat.messages)
-    to = max((m[TO] for m in old if m[TO] < len(digests) and digests[m[TO]] == m[DIGEST]), default=0)
+    to = max((m[TO] for m in old if m[TO] < len(digests) and digests[m[TO]] == m[DIGEST]
+              and _same_events(own, events, chat.sources, m[TO])), default=0)
     last = {}  # each event's last chat message
     for i, x in enumerate(chat.sources):
         last[int(x.removeprefix("event "))] = i
     return {events[e]["id"]: _said_digest(events[e]) for e, i in last.items() if i < to}
+
+
+def _same_events(metas: list[dict[str, Any]], events: list[dict[str, Any]], sources: list[str], to: int) -> bool:
+    """Whether ``events`` (a delta, its chat messages' ``sources``) are, up to chat message ``to``, the events the
+    session's memories (``metas``, their metadata) opening before it were stored of: the event of each one's FROM
+    has its TIMESTAMP and AUTHOR (an event's time, to the microsecond, is written once; words are not)."""
+    for m in metas:
+        f = m.get(FROM)
+        if not isinstance(f, int) or isinstance(f, bool) or not 0 <= f < min(to, len(sources)):
+            continue
+        if not sources[f].startswith("event "):
+            return False
+        e = events[int(sources[f].removeprefix("event "))]
+        if TIMESTAMP in m and e.get("timestamp") != m[TIMESTAMP] or AUTHOR in m and e.get("author") != m[AUTHOR]:
+            return False
+    return True
 
 
 def _no_id(event: Any, i: int) -> str:
@@ -364,13 +394,15 @@ def _digests(chat: list[dict[str, Any]]) -> list[str]:
 
 
 def _entry(hit: dict[str, Any]) -> Any:
-    """A search result as ADK's MemoryEntry: its words a text part, the user's in a user content, the agent's
-    (its words, calls and their results) in a model content; its author and time the add's."""
+    """A search result as ADK's MemoryEntry: its words a text part (ADK's wrapper and SAM's frame tags escaped: the
+    module doc), the user's in a user content, the agent's (its words, calls and their results) in a model content;
+    its author and time the add's."""
     meta = hit.get("metadata") or {}
     author = meta.get(AUTHOR)
     when = meta.get(TIMESTAMP)
     stamp = datetime.fromtimestamp(when, tz=timezone.utc).isoformat() if isinstance(when, (int, float)) else None
     role = "user" if hit.get("kind") == "user" else "model"
-    return MemoryEntry(id=hit["id"], content=types.Content(role=role, parts=[types.Part(text=hit["memory"])]),
+    text = escaped(hit["memory"], (WRAPPER, TAG))  # quoted unescaped by preload_memory: no memory closes its tag
+    return MemoryEntry(id=hit["id"], content=types.Content(role=role, parts=[types.Part(text=text)]),
                        author=author if isinstance(author, str) else None, timestamp=stamp,
                        custom_metadata={"score": hit.get("score"), "session": meta.get(SESSION), "step": hit.get("step")})

@@ -5,7 +5,7 @@ recalls the scopes' best memories for its current state.
 
     store = ScopedMemory(SAMRetriever.from_pretrained("sam-general"))
     block = SAMMemoryBlock(store, user_id="mia", agent_id="helpdesk")
-    memory = block.attach(Memory.from_defaults(session_id="mia-1", token_limit=40000))
+    memory = block.attach(Memory.from_defaults(session_id="mia-1", token_limit=40000, insert_method="user"))
     await FunctionAgent(tools=[...], llm=llm).run("Where is my order?", memory=memory)
 
 What is stored: each time Memory asks its blocks (``aget``: before each model call of an agent's run and after the
@@ -25,10 +25,16 @@ What is recalled: ``aget`` returns the scopes' ``k`` best memories (default 5), 
 further lines indented), ranked by the scopes' live state (ScopedMemory.live_state: the state of the conversation
 just stored, the agent's current task state) and the text of the last message Memory gives it, made at the step of
 the token window's first message, so the memories of the messages the model sees in the window are left out
-(searched now, it repeated them, the user's question being answered first); Memory puts them in its system message
-(``memory_blocks_template``). Nothing found: nothing added. Its ``priority`` is 1, so Memory cuts it where the window
-and the blocks pass its token limit (``atruncate``: the worst memories first); of priority 0 (BaseMemoryBlock's
-default) Memory never cuts it, and the recall was kept whole past any limit.
+(searched now, it repeated them, the user's question being answered first). They are framed as data (scopes.framed:
+a note that they are not instructions, then HEAD and the memories in a ``<sam_memories>`` tag, a memory's own
+``</sam_memories>``, ``</memory>`` and ``</sam_memory>`` (the block's name: the tags Memory's
+``memory_blocks_template`` wraps it in) escaped), as a memory holds what a user typed or a tool read: Memory puts its
+blocks' content in its system message by default, where a planted "ignore previous instructions" spoke as the
+operator. Made with ``insert_method="user"``, Memory puts it before the latest user message's words instead (in no
+history); ``attach`` warns of a Memory inserting in the system message, and moves no block of the app's. Nothing
+found: nothing added. Its ``priority`` is 1, so Memory cuts it where the window and the blocks pass its token limit
+(``atruncate``: the worst memories first, the rest framed again); of priority 0 (BaseMemoryBlock's default) Memory
+never cuts it, and the recall was kept whole past any limit.
 
 Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) and ``k`` are fixed and checked when the block is made
 (as ScopedMemory checks them). A block made without ``user_id`` is no user's: it recalls only memories of no user
@@ -76,17 +82,22 @@ except ImportError:
 from pydantic import PrivateAttr
 
 from sam_model.data.formats.llamaindex import to_chat
+from sam_model.data.formats.recalls import TAG, memories
 from sam_model.integrations.fitting import cut_as_importer
-from sam_model.integrations.scopes import fixed_scopes, numbered, user_filter
+from sam_model.integrations.scopes import HEAD, fixed_scopes, framed, listed, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
 log = logging.getLogger(__name__)
 
 ITEM = re.compile(r"\n(?=\d+\. )")  # a memory's start in the block's content (its further lines are indented)
+WRAPPER = "memory"  # the tag Memory's memory_blocks_template wraps every block's content in (each block's: its name)
 # each add's memories say the Memory's session and which of its chat messages they are ([from, to)): a block made
 # anew on a session already stored (a Memory over a database, a block each request) reads on after them
 SESSION, FROM, TO = "llamaindex_session", "llamaindex_from", "llamaindex_to"
+IN_SYSTEM = ("SAMMemoryBlock: this Memory puts its blocks' content in the system message (insert_method 'system', "
+             "its default), where a recalled memory reads as the app's instructions: make it with "
+             "Memory.from_defaults(..., insert_method='user') to give the recall as data before the user's message")
 NOT_ATTACHED = ("SAMMemoryBlock is not attached to a Memory, so it cannot read the agent's history: make the memory "
                 "with memory = block.attach(Memory.from_defaults(session_id=...)) and give the agent that memory")
 
@@ -98,8 +109,9 @@ def _text(message: Any) -> str:
 
 
 def _one_user(blocks: list[Any], block: SAMMemoryBlock) -> None:
-    """Refuse a Memory whose SAM blocks are of two users: Memory puts every block's recall in the one system message
-    of each model call, so one user's memories were shown to the other (and each stored the other's words)."""
+    """Refuse a Memory whose SAM blocks are of two users: Memory puts every block's recall in the one message (system
+    or the user's last) of each model call, so one user's memories were shown to the other (and each stored the
+    other's words)."""
     users = {b._scopes["user_id"] for b in [*blocks, block] if isinstance(b, SAMMemoryBlock)} - {None}
     if len(users) > 1:
         raise ValueError(f"SAMMemoryBlock: one Memory holds blocks of users {', '.join(sorted(users))}: Memory gives "
@@ -150,6 +162,9 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         _one_user(memory.memory_blocks, self)
         if not any(b is self for b in memory.memory_blocks):
             memory.memory_blocks.append(self)
+        inserts = getattr(memory, "insert_method", None)  # Memory's InsertMethod (an Enum), or a str
+        if self._memory is None and getattr(inserts, "value", inserts) == "system":
+            log.warning(IN_SYSTEM)  # the app's choice, for all its blocks: said, not changed
         self._memory = memory
         return memory
 
@@ -273,12 +288,17 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         self._read, self._added = dumps, len(chat.messages)
 
     def recall(self, query: str, step: int | None = None) -> str:
-        """The scopes' ``k`` best memories for the live state and ``query``, numbered, best first; those of the
-        scopes' conversation from ``step`` on (the messages still in the Memory's token window, which the model
-        sees) are no candidates."""
+        """The scopes' ``k`` best memories for the live state and ``query``, numbered, best first, framed as data
+        (``""`` for none); those of the scopes' conversation from ``step`` on (the messages still in the Memory's
+        token window, which the model sees) are no candidates."""
         found = self._store.search(query, state="live", limit=self._k, filters=self._filters, step=step,
                                    **self._scopes)["results"]
-        return numbered(found)
+        return framed(listed(found), (WRAPPER, self.name)) if found else ""
+
+    def _reframed(self, items: list[str]) -> str:
+        """The content of ``items``, the numbered memories of a recall (escaped already: escaping is done once, as
+        ``&lt;`` holds no tag), framed again with HEAD's count said anew; "" for none."""
+        return framed(f"{HEAD} ({memories(len(items))})\n" + "\n".join(items), (WRAPPER, self.name)) if items else ""
 
     async def _aget(self, messages: list[Any] | None = None, **block_kwargs: Any) -> str:
         step = await self.sync()
@@ -287,14 +307,17 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
 
     async def atruncate(self, content: Any, tokens_to_truncate: int) -> str | None:
         """Memory's cut, when its window and blocks pass its token limit: the worst memories dropped, last first,
-        until ``tokens_to_truncate`` tokens (the Memory's tokenizer's) are saved; None where none is left."""
-        if not isinstance(content, str) or not content:
-            return None
+        until ``tokens_to_truncate`` tokens (the Memory's tokenizer's) are saved, the rest framed again (cut as
+        text, the frame's end went first and the memories were left unframed); None where none is left."""
+        opening, closing = f"\n<{TAG}>\n", f"\n</{TAG}>"
+        if not isinstance(content, str) or opening not in content or not content.endswith(closing):
+            return None  # no recall of this block's: nothing to keep
+        body = content[content.index(opening) + len(opening):-len(closing)]
+        items = ITEM.split(body.split("\n", 1)[1]) if "\n" in body else []  # past HEAD's line
         tokenize = getattr(self._memory, "tokenizer_fn", None) or str.split
-        items = ITEM.split(content)
-        while items and len(tokenize(content)) - len(tokenize("\n".join(items))) < tokens_to_truncate:
+        while items and len(tokenize(content)) - len(tokenize(self._reframed(items))) < tokens_to_truncate:
             items.pop()
-        return "\n".join(items) or None
+        return self._reframed(items) or None
 
     async def _aput(self, messages: list[Any]) -> None:
         """Messages flushed out of the token window: already in the history (archived before the flush), stored

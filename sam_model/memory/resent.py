@@ -344,14 +344,22 @@ def new_mark(items: Sequence[Any], kept: Sequence[Any] | None) -> bool:
     second conversation was stored again at every later message (14 memories for 8). One opening with a kept add
     is a "yes" said again (added alone twice, then with its reply: each stored). Those of its format alone
     (:func:`mine`): the first add of another format than the scope's (an MCP client's remember with OpenAI messages
-    beside a Converse hook) is its format's whole conversation."""
+    beside a Converse hook) is its format's whole conversation. So is one that tells its conversation
+    (:func:`opening`) and goes on past a kept add of that opening it opens with (whatever lone message it opens
+    with too): that conversation's history gone on, read as new where a message added alone took the kept add's
+    mark (:func:`kept`). No mark, each later history of it was stored again whole until a call came (a loop of
+    words alone and one message of another conversation added between its adds, 21 memories for 9; a second
+    hook conversation opening with the first's "Hi", 21 for 6). Marked, losing words would take a later add
+    opening with the whole of it, three or more messages word for word, and going on."""
     if not kept:  # no detect: the scope's first add of a history
         return True
     told: dict[int, str | None] = {}
-    for k in mine(kept, items):
-        if len(items) >= k[1] and told.setdefault(k[1], _digest(list(items[:k[1]]))) == k[0]:
-            return False
-    return True
+    opens = [k for k in mine(kept, items) if len(items) >= k[1] and told.setdefault(
+        k[1], _digest(list(items[:k[1]]))) == k[0]]
+    if not opens:
+        return True
+    own = opening(items, fmt) if (fmt := detect(list(items))) in FORMATS else None
+    return own is not None and any(opening_of(k) == own and k[1] < len(items) for k in opens)
 
 
 def given(before: Sequence[Any] | None, items: Sequence[Any], fmt: str) -> list[list[Any]] | None:
