@@ -177,3 +177,22 @@ def test_the_lexical_option_says_its_choices_and_default(capsys):
         train_main(["fit", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--export.lexical" in text and "default: unset, model.store.lexical" in text
+
+
+def test_the_readmes_way_to_keep_adapt_yamls_ordering_off_trains_and_exports_it_off(tmp_path, tiny_bert_dir):
+    """README "Train on your own logs" says which option keeps adapt.yaml's ordering off. Since adapt.yaml sets
+    export.lexical auto too, the option it gave, --export.used_order off alone, was refused before the training
+    (auto chooses the weight with the ordering): the recipe's line as written must run and serve what it says."""
+    import re
+
+    import yaml
+    from test_resume import REPO
+
+    said = re.search(r"`(--export\.used_order off[^`]*)`\s+keeps\s+(?:the ordering|both) off", (REPO / "README.md")
+                     .read_text(encoding="utf-8"))
+    assert said is not None, "README: the option that keeps adapt.yaml's ordering off is gone"
+    adapt = tmp_path / "adapt_export.yaml"  # adapt.yaml's export section, on the tiny demo run
+    adapt.write_text(yaml.safe_dump({"export": yaml.safe_load((REPO / "configs" / "adapt.yaml").read_text())["export"]}))
+    out = _fit(tmp_path, tiny_bert_dir, "keepoff", "--config", str(adapt), *said.group(1).split())
+    store = json.loads((out / "config.json").read_text())["store"]
+    assert store["used_order"] is None and store["lexical"] == 0.0
