@@ -242,3 +242,32 @@ def test_the_ordering_alone_is_the_joint_records_pick_at_the_stores_own_weight(t
     assert {r["lexical"] for r in alone["table"]} == {joint["lexical_own"]} == {0.0}
     assert order_alone(joint)["used_order"] == alone["used_order"]
     assert [r for r in joint["table"] if r["lexical"] == 0.0] == alone["table"]
+
+
+def _named_after_a_call(ep: str) -> list[dict]:
+    """:func:`_named` with a call before the decision, so one memory is used: the used-first orderings move it
+    ahead of the result the lexical match finds, which only off leaves first."""
+    state = {**EMPTY, "uncertainty_flags": ["eta"], "constraints": {"booking": f"BK{ep}X"}}
+    return [event(ep, 0, "user", "Where is my shipment? It is late."),
+            event(ep, 1, "action", "CALL track(shipment)", useful=[0]),
+            event(ep, 2, "result", f"booking BK{ep}X arrives Rotterdam on vessel Aurora"),
+            *[event(ep, s, "user", f"Please hurry, the customer waits {s}.") for s in range(3, 7)],
+            {**event(ep, 7, "action", "CALL delivery_slot(Rotterdam)", useful=[2]), "state": state}]
+
+
+def test_the_ordering_alone_is_read_off_the_joint_record_where_the_weight_changes_the_best_ordering(tiny_bert_dir,
+                                                                                                 tmp_path):
+    """The check above held on logs where the joint choice and the ordering alone pick the same ordering, so an
+    order_alone that returned the joint pick itself passed it (and adapt_curve's ordering-alone arm would be the
+    joint export again, the paired difference 0 by construction). Here reuse conversations make a used-first
+    ordering best at weight 0 and the named results make off best once the lexical match finds them."""
+    from sam_model.choose_order import order_alone
+
+    lines = [e for i in range(10) for e in _reuse(f"r{i}")] + [e for i in range(30) for e in _named_after_a_call(f"n{i}")]
+    data = data_of(write(tmp_path / "mixed.jsonl", lines))
+    joint = choose_order(_retriever(tiny_bert_dir), data)
+    alone = choose_order(_retriever(tiny_bert_dir), data, lexicals=None)
+    assert joint["lexical"] > 0 and joint["used_order"] != alone["used_order"]  # the two choices differ here
+    row = order_alone(joint)
+    assert (row["used_order"], row["lexical"]) == (alone["used_order"], alone["lexical"]) == (alone["used_order"], 0.0)
+    assert row["mrr"] == next(r["mrr"] for r in alone["table"] if r["used_order"] == alone["used_order"])
