@@ -100,9 +100,23 @@ def choose_order(retriever, data, *, label: str = "validation", scope: str = "ep
 def order_alone(record: dict[str, Any]) -> dict[str, Any]:
     """The row :data:`RULE` picks among ``record``'s rows at the store's own lexical weight: the ordering
     :func:`choose_order` picks with ``lexicals=None`` (the same figures, the same rule), so what an export choosing
-    the ordering alone serves; a joint choice is measured against it (sam_model.bench.adapt_curve)."""
-    own = record.get("lexical_own", record.get("lexical", 0.0))
-    return pick([r for r in record["table"] if r.get("lexical", own) == own])
+    the ordering alone serves; a joint choice is measured against it (sam_model.bench.adapt_curve). Refused in one
+    line where the record cannot say it: no row at the store's own weight (a weight off the grid), or a record
+    written before ``lexical_own`` whose table holds several weights (its chosen one is not the store's)."""
+    own = record.get("lexical_own")
+    weights = sorted({r.get("lexical", 0.0) for r in record["table"]})
+    if own is None:
+        if len(weights) > 1:
+            raise SAMFileError("the choice's record does not record the store's own lexical weight (written before "
+                               "lexical_own) and scored several: the ordering alone cannot be read off it; choose "
+                               "again (python -m sam_model.choose_order)")
+        own = weights[0] if weights else record.get("lexical", 0.0)
+    rows = [r for r in record["table"] if r.get("lexical", own) == own]
+    if not rows:
+        raise SAMFileError(f"the choice's table holds no row at the store's own lexical weight {own:g} (it scored "
+                           f"{', '.join(f'{w:g}' for w in weights)}): the ordering alone cannot be read off it; "
+                           "choose with the store's weight in the grid (--lexical)")
+    return pick(rows)
 
 
 def with_order(retriever, record: dict[str, Any]):

@@ -122,3 +122,14 @@ def test_lexical_auto_scores_each_export_beside_its_ordering_alone_arm(tiny_bert
         assert methods[name]["mrr"] == pytest.approx(score_orders(served, data, [order])[order]["mrr"])
     assert methods["n=10"]["mrr"] != pytest.approx(methods["n=10-order"]["mrr"])  # the two arms can be told apart
     assert "| model (lexical 0.5) |" in capsys.readouterr().out
+
+
+def test_an_ordering_alone_the_record_cannot_give_is_refused_naming_its_file(tiny_bert_dir, tmp_path):
+    """A fit whose store weight was off the grid (0.2: an export chosen with --lexical 0.2 as --init) has no row
+    at its own weight: the pair is refused in one line naming the training.json, not max()'s empty sequence."""
+    r = _retriever(tiny_bert_dir)
+    table = [{"used_order": o, "lexical": w, "mrr": 0.5, "recall@5": 1.0} for o in ("off", "model") for w in (0.0, 0.5)]
+    r.net.training_info = {"used_order_chosen": {**CHOSEN, "lexical": 0.5, "lexical_own": 0.2, "table": table}}
+    export = save_exported(r.net, tmp_path / "export", StoreConfig(provenance=False, lexical=0.5))
+    with pytest.raises(SAMFileError, match=r"training\.json: used_order_chosen: .* own lexical weight 0\.2"):
+        adapt_curve.ordering_alone(SAMRetriever.load(export, device="cpu"), export)

@@ -271,3 +271,20 @@ def test_the_ordering_alone_is_read_off_the_joint_record_where_the_weight_change
     row = order_alone(joint)
     assert (row["used_order"], row["lexical"]) == (alone["used_order"], alone["lexical"]) == (alone["used_order"], 0.0)
     assert row["mrr"] == next(r["mrr"] for r in alone["table"] if r["used_order"] == alone["used_order"])
+
+
+def test_the_ordering_alone_is_refused_in_one_line_where_the_record_cannot_give_it():
+    """A table without a row at the store's own weight (a store at 0.2, the grid 0,0.1,0.3,0.5) raised max()'s
+    "arg is an empty sequence"; a record written before lexical_own, whose table holds several weights, was read
+    at the chosen weight: the ordering alone came back as the joint pick itself."""
+    from sam_model.choose_order import order_alone
+    from sam_model.io import SAMFileError
+
+    table = [{"used_order": o, "lexical": w, "mrr": m} for o, w, m in
+             (("off", 0.0, 0.5), ("model", 0.0, 0.6), ("off", 0.5, 0.9), ("model", 0.5, 0.7))]
+    with pytest.raises(SAMFileError, match="no row at the store's own lexical weight 0.2"):
+        order_alone({"used_order": "off", "lexical": 0.5, "lexical_own": 0.2, "table": table})
+    with pytest.raises(SAMFileError, match="does not record the store's own lexical weight"):
+        order_alone({"used_order": "off", "lexical": 0.5, "table": table})
+    kept = {"used_order": "model", "lexical": 0.0, "table": table[:2]}  # one weight scored: it was the store's
+    assert order_alone(kept)["used_order"] == "model"

@@ -94,7 +94,10 @@ def ordering_alone(retriever, export: Path):
     record = json.loads(training.read_text(encoding="utf-8")).get("used_order_chosen") if training.is_file() else None
     if not record:
         return None
-    row = order_alone(record)
+    try:
+        row = order_alone(record)
+    except SAMFileError as exc:  # the file it was read from, in the one line
+        raise SAMFileError(f"{training}: used_order_chosen: {exc}") from None
     config = dataclasses.replace(retriever.store.config, used_order=None if row["used_order"] == "off"
                                  else row["used_order"], lexical=record.get("lexical_own", row["lexical"]))
     return SAMRetriever(retriever.net, config)
