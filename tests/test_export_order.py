@@ -196,3 +196,24 @@ def test_the_readmes_way_to_keep_adapt_yamls_ordering_off_trains_and_exports_it_
     out = _fit(tmp_path, tiny_bert_dir, "keepoff", "--config", str(adapt), *said.group(1).split())
     store = json.loads((out / "config.json").read_text())["store"]
     assert store["used_order"] is None and store["lexical"] == 0.0
+
+
+def test_lexical_auto_with_no_held_out_conversation_says_the_weight_is_kept_and_advice_that_runs(tmp_path,
+                                                                                              tiny_bert_dir, capsys):
+    """adapt.yaml's two autos where the conversations chosen on hold no decision: the note named only the
+    ordering kept, and its advice, set export.used_order off, model or latest, is refused beside export.lexical
+    auto; it names the weight kept and the option a fixed ordering needs beside it."""
+    from sam_model.data.synthetic import write_synthetic
+
+    write_synthetic(tmp_path / "train.jsonl", 20, seed=0)
+    rows = [json.loads(line) for line in (tmp_path / "train.jsonl").read_text().splitlines()]
+    for r in rows:  # a second source: other conversations, no decision labelled, the one chosen on
+        r["episode_id"] = "plain-" + r["episode_id"]
+        r.pop("useful_memory_steps", None)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(json.dumps(r) + "\n" for r in rows[:60]))
+    out = _fit(tmp_path, tiny_bert_dir, "noval", f"--data.train=[{tmp_path / 'train.jsonl'}, {plain}]",
+               "--export.used_order=auto", "--export.lexical=auto", "--export.used_order_on=[plain.jsonl]")
+    assert json.loads((out / "config.json").read_text())["store"]["lexical"] == 0.0
+    (note,) = [line for line in capsys.readouterr().out.splitlines() if "nothing to choose on" in line]
+    assert "store.used_order off and store.lexical 0" in note and "export.lexical" in note.split("(", 1)[1]

@@ -82,7 +82,8 @@ def validation_data(dm, on: list[str] | None = None):
     lines, conversations = held_lines(dm, chosen_sources(dm, on))
     if not lines:
         raise SAMFileError("export.used_order auto: the run has no validation conversation to choose on; give "
-                           "data.val or a larger data.val_fraction, or set export.used_order off, model or latest")
+                           "data.val or a larger data.val_fraction, or set export.used_order off, model or latest "
+                           "(with export.lexical a weight, not auto: it is chosen with the ordering)")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "validation.jsonl"
         path.write_text("".join(lines), encoding="utf-8")
@@ -109,8 +110,9 @@ def export_order(retriever, dm, order: str | None, on: list[str] | None = None, 
     try:
         data = validation_data(dm, on)
     except SAMFileError as exc:  # after hours of training: the export is written all the same, the reason said
-        keep = retriever.store.config.used_order or "off"
-        say(f"export.used_order auto: nothing to choose on ({exc}); the export keeps store.used_order {keep}: "
+        keep = f"store.used_order {retriever.store.config.used_order or 'off'}" + (
+            f" and store.lexical {retriever.store.config.lexical:g}" if lexical == "auto" else "")
+        say(f"export.used_order auto: nothing to choose on ({exc}); the export keeps {keep}: "
             "choose later on a validation log, python -m sam_model.choose_order EXPORT --choose-on LOG --out EXPORT")
         return retriever.net, retriever.store.config
     from sam_model.evaluation.run import few_decisions_warning
