@@ -217,3 +217,15 @@ def test_lexical_auto_with_no_held_out_conversation_says_the_weight_is_kept_and_
     assert json.loads((out / "config.json").read_text())["store"]["lexical"] == 0.0
     (note,) = [line for line in capsys.readouterr().out.splitlines() if "nothing to choose on" in line]
     assert "store.used_order off and store.lexical 0" in note and "export.lexical" in note.split("(", 1)[1]
+
+
+@pytest.mark.parametrize("value", ["off", "yes"])
+def test_a_yaml_boolean_lexical_is_named_with_what_to_give(tmp_path, value):
+    """YAML 1.1 reads a bare off (or yes) as a boolean: the line named the key but not what it takes."""
+    from sam_model.io import SAMFileError
+
+    cfg = tmp_path / "lex.yaml"
+    cfg.write_text(f"export:\n  lexical: {value}\n")
+    with pytest.raises(SAMFileError, match=r"export\.lexical: .*; give auto or a weight >= 0 \(0: the lexical match "
+                                           r"off\)"):
+        train_main(["fit", "--config", "demo.yaml", "--config", str(cfg), "--print_config"])

@@ -81,6 +81,8 @@ class SAMCLI(LightningCLI):
                 line += "; a list of logs: write it in brackets, --data.train '[LOG]' (quoted for the shell)"
             if "export.used_order" in line and "'False'" in line:  # YAML 1.1 reads a bare off as false
                 line += "; YAML reads a bare off as false: write it quoted, used_order: 'off'"
+            if "export.lexical" in line and ("'False'" in line or "'True'" in line):  # YAML's off, yes
+                line += "; give auto or a weight >= 0 (0: the lexical match off), not a yes/no"
             if "required" in line and "data.train" in line:  # adapt.yaml, or an override given alone
                 line += ("; no --config file sets it: give your logs (--data.train '[LOG, ...]'), or stack an "
                          "override on a base, e.g. --config configs/sgd.yaml --config configs/content_only.yaml")
