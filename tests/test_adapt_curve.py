@@ -133,3 +133,12 @@ def test_an_ordering_alone_the_record_cannot_give_is_refused_naming_its_file(tin
     export = save_exported(r.net, tmp_path / "export", StoreConfig(provenance=False, lexical=0.5))
     with pytest.raises(SAMFileError, match=r"training\.json: used_order_chosen: .* own lexical weight 0\.2"):
         adapt_curve.ordering_alone(SAMRetriever.load(export, device="cpu"), export)
+
+
+def test_a_lexical_value_a_fit_refuses_is_refused_before_any_work(capsys):
+    """--lexical went to each fit as given: 'lots' or -1 failed only at the first fit, after the test log and the
+    zero point were loaded, as "adaptation ... failed; see LOG" rather than a line naming the option."""
+    for bad in ("lots", "-1", "inf"):
+        with pytest.raises(SystemExit):
+            adapt_curve.main(["--data", "coding.jsonl", "--lexical", bad])
+        assert "--lexical: " in capsys.readouterr().err

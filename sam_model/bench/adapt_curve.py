@@ -155,6 +155,13 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--seeds: one or more distinct integers, got {args.seeds!r}")
     if any(not 0 <= s <= MAX_SEED for s in seeds):  # else the fit of that seed fails, after the points before it
         p.error(f"--seeds: each from 0 to {MAX_SEED} (the training seed's range), got {args.seeds!r}")
+    if args.lexical is not None:  # each fit's export.lexical: a value it refuses fails now, not at the first fit
+        from sam_model.training.export_order import lexical_choice
+
+        try:
+            lexical_choice(args.lexical, "auto")  # adapt.yaml's export.used_order
+        except SAMFileError as exc:
+            p.error(f"--lexical: {str(exc).split(': ', 1)[-1]}")
     if why := tensorboard_log.problem(args.tensorboard):  # before hours of adaptation, not after
         p.error(why)
     data = load_eval_data(args.data, "episode", None, seeds[0], False, SourceOptions(split="test"))
