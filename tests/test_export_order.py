@@ -229,3 +229,14 @@ def test_a_yaml_boolean_lexical_is_named_with_what_to_give(tmp_path, value):
     with pytest.raises(SAMFileError, match=r"export\.lexical: .*; give auto or a weight >= 0 \(0: the lexical match "
                                            r"off\)"):
         train_main(["fit", "--config", "demo.yaml", "--config", str(cfg), "--print_config"])
+
+
+def test_lexical_auto_on_too_few_decisions_keeps_the_starts_weight(tmp_path, tiny_bert_dir):
+    """adapt.yaml says what is kept below 50 held-out decisions: the start's weight, which an init_from export
+    (one chosen by python -m sam_model.choose_order on a larger log) carries into the fit's store, not 0."""
+    start = _fit(tmp_path, tiny_bert_dir, "start", "--export.lexical=0.3")
+    out = _fit(tmp_path, tiny_bert_dir, "next", f"--model.init_from={start}", "--model.store=null",  # as adapt.yaml
+               "--export.used_order=auto", "--export.lexical=auto")
+    record = json.loads((out / "training.json").read_text())["used_order_chosen"]
+    assert "not chosen" in record["lexical_kept"] and record["lexical"] == record["lexical_own"] == 0.3
+    assert SAMRetriever.load(out, device="cpu").store.config.lexical == 0.3
