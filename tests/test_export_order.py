@@ -240,3 +240,32 @@ def test_lexical_auto_on_too_few_decisions_keeps_the_starts_weight(tmp_path, tin
     record = json.loads((out / "training.json").read_text())["used_order_chosen"]
     assert "not chosen" in record["lexical_kept"] and record["lexical"] == record["lexical_own"] == 0.3
     assert SAMRetriever.load(out, device="cpu").store.config.lexical == 0.3
+
+
+def test_a_ddp_fit_chooses_on_rank_0_alone_and_exports(tmp_path, tiny_bert_dir):
+    """configs/ddp.yaml (2 processes, gloo): rank 0 chooses and writes the export after the other rank has left.
+    The choice's metrics (torchmetrics) synced across the process group there and waited for the rank gone: the
+    run ended in gloo's "Connection closed by peer" with no export."""
+    import os
+    import subprocess
+    import sys
+
+    from test_choose_order import _named
+    from test_resume import REPO
+    from test_task_first import write
+
+    from sam_model.data.synthetic import write_synthetic
+    from sam_model.training.split_report import MIN_VAL_DECISIONS
+
+    write_synthetic(tmp_path / "train.jsonl", 20, seed=0)
+    val = write(tmp_path / "val.jsonl", [e for i in range(MIN_VAL_DECISIONS) for e in _named(f"v{i}")])
+    cfg = _config(tmp_path, "ddp", tmp_path / "train.jsonl", tiny_bert_dir)
+    run = subprocess.run([sys.executable, "train.py", "fit", "--config", str(cfg), "--config", "configs/ddp.yaml",
+                          "--trainer.max_epochs=1", "--export.used_order=auto", "--export.lexical=auto",
+                          f"--data.val=[{val}]"], cwd=REPO, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.count("export.used_order auto: chose") == 1  # rank 0 alone
+    out = tmp_path / "ddp" / "export"
+    record = json.loads((out / "training.json").read_text())["used_order_chosen"]
+    assert len(record["table"]) == 12 and SAMRetriever.load(out, device="cpu").store.config.lexical == record["lexical"]

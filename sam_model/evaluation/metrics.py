@@ -66,10 +66,13 @@ def per_query_metrics(rankings: Sequence[np.ndarray], relevant: Sequence[np.ndar
                       depth: int) -> dict[str, np.ndarray]:
     """Every metric as an array with one value per query."""
     preds, target, indexes = retrieval_inputs(rankings, relevant, keep=max(NDCG_K, *ks))
-    metrics = {"mrr": RetrievalMRR(top_k=depth, aggregation=_per_query)}
+    # the rankings given are whole: never gathered from other processes. A DDP fit's rank 0 chooses its export's
+    # settings after the other ranks left (train.py fit --export.used_order auto), and a sync there waited for them
+    one = {"aggregation": _per_query, "sync_on_compute": False}
+    metrics = {"mrr": RetrievalMRR(top_k=depth, **one)}
     for k in ks:
-        metrics[f"recall@{k}"] = RetrievalRecall(top_k=k, aggregation=_per_query)
-        metrics[f"precision@{k}"] = RetrievalPrecision(top_k=k, aggregation=_per_query)
+        metrics[f"recall@{k}"] = RetrievalRecall(top_k=k, **one)
+        metrics[f"precision@{k}"] = RetrievalPrecision(top_k=k, **one)
     out = {}
     for name, metric in metrics.items():
         metric.update(preds, target, indexes=indexes)
