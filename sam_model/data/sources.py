@@ -739,7 +739,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # framework's _attribution in its additional_properties), an AutoGen UserMessage of source sam_memory; the same text a
 # user sent (a whole frame pasted from a trace) is read as the user's words. Every frame the adapters stored, every
 # other message, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 223
+# 224: an ADK load_memory result that is SAM's recall (SAMMemoryService's MemoryEntry items in ADK's {"result":
+# {"memories": [...]}}) reads as the recall marker, its call kept (its memories were read as a tool's result: stored
+# again, and labels of SAM's own recall). Every other session, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 224
 
 
 @dataclass(frozen=True)

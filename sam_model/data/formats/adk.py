@@ -13,7 +13,11 @@ alone, an agent's end) is counted, not read; so is a ``partial`` event (a stream
 response as an event of its own) and an event's ``actions``: its ``state_delta`` and ``artifact_delta`` are the
 app's bookkeeping, no words, and a ``compaction`` summarizes events the session still holds. A rewind
 (``actions.rewind_before_invocation_id``) drops that event and those from the invocation it names on, as ADK's
-``_apply_rewinds`` does before each model call (counted). The session holds no system instruction (it is the
+``_apply_rewinds`` does before each model call (counted). SAM's own recall, a ``load_memory`` call that
+SAMMemoryService answered (ADK's ``{"result": {"memories": [...]}}`` of SAM's MemoryEntry items, :func:`is_recall`),
+reads as the marker :mod:`.recalls` stores in a recall's place, its call kept: its memories are the store's already
+(read as a result, each recall stored them again, the training data's labels pointing at SAM's own recall); an app's
+own ``load_memory`` tool, or another memory service's answer, reads as any result. The session holds no system instruction (it is the
 agent's ``instruction``, kept in code): a ``system`` (or ``system_instruction``) field added beside the events is
 the policy, ``{**session.model_dump(mode="json"), "system": agent.instruction}``.
 """
@@ -26,6 +30,7 @@ from typing import Any
 
 from sam_model.data.formats import gemini
 from sam_model.data.formats.base import Chat, TranscriptFormatError, each
+from sam_model.data.formats.recalls import recalled
 from sam_model.io import json_type
 
 # what an event saved alone, or a session dump without its app and user, is refused with (they name no session)
@@ -33,6 +38,11 @@ NOT_SESSION = ("Google ADK events without their session: the adk reader reads a 
                "writes it, its events beside its id, app_name and user_id; save the session (a session service's "
                "get_session), not its events")
 _CONTENT = re.compile(r"(?<=, )content (\d+)")  # a Gemini reader's error names a content: named by its event
+LOAD = "load_memory"  # ADK's tool that returns search_memory's entries to the model as its result
+# what SAMMemoryService's MemoryEntry says beside its words (integrations.adk._entry: custom_metadata, the entry's
+# fields), which another memory service's entries, or an app's own load_memory's answer, do not all say
+ENTRY_METADATA, ENTRY = frozenset({"score", "session", "step"}), frozenset({"content", "custom_metadata", "id",
+                                                                          "author", "timestamp"})
 
 
 def _get(m: Mapping[str, Any], snake: str) -> Any:
@@ -88,6 +98,54 @@ def live(events: list[Any]) -> list[int]:
     return kept[::-1]
 
 
+def is_recall(response: Any) -> bool:
+    """Whether a ``load_memory`` function_response's ``response`` is SAM's recall: ADK's ``{"result": {"memories":
+    [...]}}`` (its LoadMemoryResponse, wrapped as ADK wraps a result that is no dict), each memory a MemoryEntry as
+    SAMMemoryService writes it: one text part of a user or model content, its custom_metadata SAM's score, session
+    and step, its id the memory's (``...#STEP``). An empty list says no one's memories, and reads as it was."""
+    if not (isinstance(response, Mapping) and set(response) == {"result"} and isinstance(response["result"], Mapping)
+            and set(response["result"]) == {"memories"} and isinstance(response["result"]["memories"], list)):
+        return False
+    entries = response["result"]["memories"]
+    return bool(entries) and all(_sam_entry(e) for e in entries)
+
+
+def _sam_entry(e: Any) -> bool:
+    """Whether ``e`` (a MemoryEntry's dump, its nulls kept or not, by alias or not) is one SAMMemoryService wrote."""
+    if not isinstance(e, Mapping) or not set(e) <= ENTRY or not isinstance(e.get("content"), Mapping):
+        return False
+    meta, content, step = e.get("custom_metadata"), e["content"], None
+    if isinstance(meta, Mapping) and set(meta) <= ENTRY_METADATA:
+        step = meta.get("step")
+    if not isinstance(step, int) or isinstance(step, bool) or not isinstance(e.get("id"), str) \
+            or not e["id"].endswith(f"#{step}") or not isinstance(meta.get("score"), (int, float, type(None))):
+        return False
+    parts = content.get("parts")
+    if content.get("role") not in ("user", "model") or not isinstance(parts, list) or len(parts) != 1:
+        return False
+    try:
+        return gemini.part(parts[0], "a memory")[0] == "text"
+    except TranscriptFormatError:
+        return False
+
+
+def _unrecalled(content: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``content`` with each of its load_memory results that is SAM's recall (:func:`is_recall`) as the marker
+    (recalls.recalled), its name and id kept, so its call is answered; the rest as it was."""
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return content
+    out, changed = [], False
+    for p in parts:
+        key = next((k for k in ("function_response", "functionResponse") if isinstance(p, Mapping)
+                    and isinstance(p.get(k), Mapping)), None)
+        fr = p[key] if key else None
+        if fr is not None and fr.get("name") == LOAD and is_recall(fr.get("response")):
+            p, changed = {**p, key: {**fr, "response": {"result": recalled(len(fr["response"]["result"]["memories"]))}}}, True
+        out.append(p)
+    return {**content, "parts": out} if changed else content
+
+
 def to_chat(events: list[Any], where: str) -> Chat:
     """The events' contents read by the Gemini reader, each chat message's source its event."""
     # a set, looked up once an event: a list was quadratic in a session's events, and SAMMemoryService reads the
@@ -118,7 +176,7 @@ def to_chat(events: list[Any], where: str) -> Chat:
             answers = parts and all(isinstance(p, Mapping) and gemini.part(p, w)[0] == "functionResponse"
                                     for p in parts)
             role = "user" if answers else "model"
-        contents.append({**content, "role": role})
+        contents.append({**_unrecalled(content), "role": role})
         at.append(i)
     for key in ("input_transcription", "output_transcription"):  # a live (audio) run's words: no content
         n = sum(1 for e in events if isinstance(e, Mapping) and _get(e, key) is not None)
