@@ -225,3 +225,45 @@ def test_a_real_runner_s_load_memory_of_another_memory_service_reads_as_a_result
     second = asyncio.run(_run(runner, sessions, "Which order was ORD-5521?"))
     texts = _tool_texts(json.loads(second.model_dump_json())["events"])
     assert len(texts) == 1 and "ORD-5521" in texts[0] and texts[0] != recalled(2), texts
+
+
+def _then(adapter: Any, monkeypatch: Any) -> None:
+    """The adapter reading sessions as it did before SAM's load_memory results read as the marker."""
+    now = adapter.to_chat
+    monkeypatch.setattr(adapter, "to_chat", lambda events, where, **_: now(events, where, recalls=False))
+
+
+def _more(doc: dict[str, Any]) -> dict[str, Any]:
+    """The session after one more turn."""
+    return {**doc, "events": [*doc["events"], _event(4, "user", "s2", [{"text": "Thanks."}]),
+                              _event(5, "shop_agent", "s2", [{"text": "You're welcome."}])]}
+
+
+def test_a_session_stored_before_the_marker_is_read_on_after_an_upgrade_not_stored_again(adapter, monkeypatch):
+    """A session holding SAM's recall, stored by a service that read it as a result, then added whole after the
+    upgrade (a service made anew, the session one turn longer): only the new turn is stored (its chat messages'
+    digests differ from what was stored from the recall on: the turns after it were stored again)."""
+    store, _, response = _recall(adapter)
+    doc = _second(response)
+    with monkeypatch.context() as m:
+        _then(adapter, m)
+        adapter.SAMMemoryService(store).store(doc)
+    before = stored(store, **SCOPES, run_id="s2")
+    assert any("to Paris" in t for _, t in before), before  # as it was then: the recall as a result
+    assert adapter.SAMMemoryService(store).store(_more(doc)) == 2
+    assert stored(store, **SCOPES, run_id="s2") == [*before, ("user", "Thanks."), ("system", "You're welcome.")]
+
+
+def test_events_stored_before_the_marker_are_not_stored_again_or_warned_as_edited(adapter, monkeypatch, caplog):
+    """The same as a delta (add_events_to_memory), and the session added whole after it: nothing stored again,
+    no warning that the recall's event changed."""
+    store, _, response = _recall(adapter)
+    doc = _second(response)
+    with monkeypatch.context() as m:
+        _then(adapter, m)
+        adapter.SAMMemoryService(store).store_events("shop", "mia", copy.deepcopy(doc["events"]), "s2")
+    before = stored(store, **SCOPES, run_id="s2")
+    with caplog.at_level("WARNING"):
+        assert adapter.SAMMemoryService(store).store_events("shop", "mia", copy.deepcopy(doc["events"]), "s2") == 0
+        assert adapter.SAMMemoryService(store).store(doc) == 0
+    assert stored(store, **SCOPES, run_id="s2") == before and not caplog.records, caplog.text

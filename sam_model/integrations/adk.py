@@ -194,7 +194,8 @@ class SAMMemoryService(BaseMemoryService):
             for e in events:
                 digest = _said_digest(e)
                 if e["id"] in seen:
-                    changed += [e["id"]] if seen[e["id"]] not in ("", digest) else []  # "": read off a memory
+                    changed += [e["id"]] if seen[e["id"]] not in ("", digest, _said_digest(e, recalls=False)) \
+                        else []  # "": read off a memory; the last, as stored before a recall read as the marker
                     continue
                 seen[e["id"]] = digest  # an id twice in one delta: its first stored, as ADK's in-memory service does
                 new.append(e)
@@ -272,14 +273,17 @@ class SAMMemoryService(BaseMemoryService):
         found = self.memory.get_all(**scopes, limit=None)["results"]
         mark = self.memory.progress(**scopes)  # kept when the session's memories were deleted: those stay deleted
         marks = [*(r["metadata"] for r in found), *([mark] if isinstance(mark, dict) and DIGEST in mark else [])]
+        then = _digests_then(events, digests)
         to = max((m[TO] for m in marks if isinstance(m.get(TO), int) and not isinstance(m[TO], bool)
-                  and 0 <= m[TO] < len(digests) and m.get(DIGEST, digests[m[TO]]) == digests[m[TO]]), default=0)
+                  and 0 <= m[TO] < len(digests) and m.get(DIGEST, digests[m[TO]]) in (digests[m[TO]], then[m[TO]])),
+                 default=0)
         seen = _seen(scopes, found, mark)
         # on from TO (events added as deltas after the session's last add, which its TO does not count; read from
         # 0, a session added, then its turn's events, then the session again stored those events twice)
         by_id = to  # each message's event's digest made only while they are stored (a session's first sight)
         while by_id + policy < len(sources) and (e := _id(events, sources[by_id + policy])) is not None \
-                and seen.get(e) == _content(events, sources[by_id + policy]):
+                and seen.get(e) in (_content(events, sources[by_id + policy]),
+                                    _content(events, sources[by_id + policy], recalls=False)):
             by_id += 1
         return messages[:by_id + policy]
 
@@ -373,15 +377,26 @@ def _id(events: list[Any], source: str) -> str | None:
     return i if isinstance(i, str) and i else None
 
 
-def _content(events: list[Any], source: str) -> str | None:
+def _content(events: list[Any], source: str, *, recalls: bool = True) -> str | None:
     """The digest of the event a chat message was read from (_said), None for the policy."""
-    return _said_digest(events[int(source.removeprefix("event "))]) if source.startswith("event ") else None
+    return _said_digest(events[int(source.removeprefix("event "))], recalls=recalls) if source.startswith(
+        "event ") else None
 
 
-def _said_digest(event: Any) -> str:
+def _said_digest(event: Any, *, recalls: bool = True) -> str:
     """What add_events_to_memory keeps of an event's content: a digest of the chat messages read of it, alike
-    however the event was dumped (a session's dump or the event's own, its nulls, by alias or not)."""
-    return _digests(to_chat([event], "an event").messages)[-1]
+    however the event was dumped (a session's dump or the event's own, its nulls, by alias or not). ``recalls``
+    False: as read before SAM's load_memory results read as the recall marker (formats.adk.to_chat)."""
+    return _digests(to_chat([event], "an event", recalls=recalls).messages)[-1]
+
+
+def _digests_then(events: list[Any], digests: list[str]) -> list[str]:
+    """The digests of the session's chat messages (``digests``: today's) as a service read them before SAM's
+    load_memory results read as the recall marker: a session stored then holds its recalls' results, and matched
+    against today's reading alone, an upgraded service read it on from before its first recall and stored the turns
+    after it again. The marker stands one for one in a result's place, so the count is the same."""
+    then = _digests(to_chat(events, "the session", recalls=False).messages)
+    return then if len(then) == len(digests) else digests
 
 
 def _digests(chat: list[dict[str, Any]]) -> list[str]:

@@ -146,8 +146,10 @@ def _unrecalled(content: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**content, "parts": out} if changed else content
 
 
-def to_chat(events: list[Any], where: str) -> Chat:
-    """The events' contents read by the Gemini reader, each chat message's source its event."""
+def to_chat(events: list[Any], where: str, *, recalls: bool = True) -> Chat:
+    """The events' contents read by the Gemini reader, each chat message's source its event. ``recalls``: SAM's
+    load_memory results read as the marker (:func:`is_recall`); False reads them as results, as this reader did
+    before CONVERSION_VERSION 221 (SAMMemoryService matches a session it stored then against that reading)."""
     # a set, looked up once an event: a list was quadratic in a session's events, and SAMMemoryService reads the
     # whole session again at each add (0.29 s at 8,000 events, 0.07 s now)
     kept = set(live(events))
@@ -176,7 +178,7 @@ def to_chat(events: list[Any], where: str) -> Chat:
             answers = parts and all(isinstance(p, Mapping) and gemini.part(p, w)[0] == "functionResponse"
                                     for p in parts)
             role = "user" if answers else "model"
-        contents.append({**_unrecalled(content), "role": role})
+        contents.append({**(_unrecalled(content) if recalls else content), "role": role})
         at.append(i)
     for key in ("input_transcription", "output_transcription"):  # a live (audio) run's words: no content
         n = sum(1 for e in events if isinstance(e, Mapping) and _get(e, key) is not None)
