@@ -21,7 +21,9 @@ messages stay deleted when it is added again); and who said
 them (AUTHOR: ``user`` or the agent, an add a run of the agent's messages or one of the user's) and when (TIMESTAMP: its first event's
 time), which the entries a search returns carry. ``system``: the agent's instruction, which the session does not
 hold, read as the policy of each session (as the reader reads a dump's ``system`` field). A text longer than a memory
-holds is stored cut as ``sam-data transcripts --result-limit 90000`` cuts it, with a warning.
+holds is stored cut as ``sam-data transcripts --result-limit 90000`` cuts it, with a warning. A ``load_memory``
+result this service answered is SAM's own recall, its memories stored already: the reader reads it as the recall
+marker (formats.adk.is_recall), so a session is never stored with the memories it recalled copied into it.
 
 ``add_events_to_memory`` (ADK's delta: the latest turn's events): each event stored once by its id (EVENTS, the
 ids of an add's events; the progress mark keeps each stored id's content digest, so deleted events stay deleted),
