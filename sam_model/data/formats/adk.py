@@ -149,7 +149,7 @@ def _unrecalled(content: Mapping[str, Any]) -> Mapping[str, Any]:
 def to_chat(events: list[Any], where: str, *, recalls: bool = True) -> Chat:
     """The events' contents read by the Gemini reader, each chat message's source its event. ``recalls``: SAM's
     load_memory results read as the marker (:func:`is_recall`); False reads them as results, as this reader did
-    before CONVERSION_VERSION 221 (SAMMemoryService matches a session it stored then against that reading)."""
+    before CONVERSION_VERSION 224 (SAMMemoryService matches a session it stored then against that reading)."""
     # a set, looked up once an event: a list was quadratic in a session's events, and SAMMemoryService reads the
     # whole session again at each add (0.29 s at 8,000 events, 0.07 s now)
     kept = set(live(events))
