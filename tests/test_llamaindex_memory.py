@@ -922,3 +922,41 @@ def test_a_real_agent_gets_a_planted_memory_only_as_data_on_the_users_side(caplo
         SAMMemoryBlock(store, user_id="mia").attach(LlamaMemory.from_defaults(session_id="mia-2"))
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 1 and "\n" not in said[0] and "insert_method='user'" in said[0], said
+
+
+def test_a_real_memory_built_without_attach_is_told_the_whole_fix_and_warned_once(caplog):
+    """An app that builds Memory.from_defaults(memory_blocks=[block]) itself (its own helper, no attach): the first
+    call refuses in one line naming the whole fix, attach and insert_method='user' (followed as it said before, the
+    app made a Memory inserting in the system message, and was warned next). The warning of such a Memory is said
+    once a Memory: its shared block and its user's block attached, or a block attached again, said it each time;
+    a Memory inserting on the user's side is warned of never."""
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+    from llama_index.core.base.llms.types import ChatMessage
+    from llama_index.core.memory import Memory as LlamaMemory
+
+    from sam_model.integrations.llamaindex import SAMMemoryBlock
+
+    store = ScopedMemory(HashingEncoder(64))
+    block = SAMMemoryBlock(store, user_id="mia")
+    built = LlamaMemory.from_defaults(session_id="mia-1", memory_blocks=[block], insert_method="user")
+
+    async def ask(memory: Any) -> Any:
+        await memory.aput(ChatMessage(role="user", content="Where is my order?"))
+        return await memory.aget()
+
+    with pytest.raises(RuntimeError) as refused:
+        asyncio.run(ask(built))
+    said = str(refused.value)
+    assert "\n" not in said and "block.attach(" in said and "insert_method='user'" in said, said
+    with caplog.at_level(logging.WARNING, logger=MODULE):
+        block.attach(built)
+        asyncio.run(ask(built))
+    assert caplog.records == [], caplog.text
+    system = LlamaMemory.from_defaults(session_id="mia-2")
+    with caplog.at_level(logging.WARNING, logger=MODULE):
+        shared = SAMMemoryBlock(store, agent_id="shop", name="shop_memory")
+        shared.attach(system)
+        SAMMemoryBlock(store, user_id="mia", agent_id="shop").attach(system)
+        shared.attach(system)
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "\n" not in said[0] and "insert_method='user'" in said[0], said

@@ -99,7 +99,8 @@ IN_SYSTEM = ("SAMMemoryBlock: this Memory puts its blocks' content in the system
              "its default), where a recalled memory reads as the app's instructions: make it with "
              "Memory.from_defaults(..., insert_method='user') to give the recall as data before the user's message")
 NOT_ATTACHED = ("SAMMemoryBlock is not attached to a Memory, so it cannot read the agent's history: make the memory "
-                "with memory = block.attach(Memory.from_defaults(session_id=...)) and give the agent that memory")
+                "with memory = block.attach(Memory.from_defaults(session_id=..., insert_method='user')) and give the "
+                "agent that memory")
 
 
 def _text(message: Any) -> str:
@@ -163,8 +164,11 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         if not any(b is self for b in memory.memory_blocks):
             memory.memory_blocks.append(self)
         inserts = getattr(memory, "insert_method", None)  # Memory's InsertMethod (an Enum), or a str
-        if self._memory is None and getattr(inserts, "value", inserts) == "system":
-            log.warning(IN_SYSTEM)  # the app's choice, for all its blocks: said, not changed
+        said = any(isinstance(b, SAMMemoryBlock) and b._memory is memory for b in memory.memory_blocks)
+        if not said and getattr(inserts, "value", inserts) == "system":
+            # the app's choice, for all its blocks: said once a Memory (its shared block and its user's block, or a
+            # block attached again, said it twice), not changed
+            log.warning(IN_SYSTEM)
         self._memory = memory
         return memory
 
