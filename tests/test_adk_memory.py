@@ -483,6 +483,34 @@ def test_a_real_preload_quotes_a_planted_memory_inside_its_wrapper(adapter):
 
 
 @needs_adk
+@pytest.mark.parametrize("tool", ["load_memory", "preload_memory"])
+def test_a_recalled_memory_is_stored_once_as_written_whichever_tool_recalls_it(adapter, tool, tmp_path):
+    """A round trip through a real Runner: a memory holding ADK's and SAM's tags, recalled by load_memory (its
+    result, in the session) or preload_memory (a request's content, in no session), the session stored after the
+    turn: the store holds the memory once, as written, and no "&lt;" the entry escaped it with as new words (read as
+    a result, load_memory's stored the recall again, escaped); sam-data transcripts reads the session the same."""
+    from google.adk.tools import load_memory, preload_memory
+
+    store = ScopedMemory(HashingEncoder(64))
+    store.add(PLANTED, user_id="ann_lee_123", agent_id="airline")
+    script = [[{"name": "load_memory", "args": {"query": "refund policy"}}], ["Checked."]] if tool == "load_memory" \
+        else [["Checked."]]
+    agent = LlmAgent(name="airline_agent", model=Scripted(script=script, requests=[]), instruction=POLICY,
+                     tools=[load_memory if tool == "load_memory" else preload_memory])
+    session = asyncio.run(run(agent, ["What is the refund policy?"], memory=adapter.SAMMemoryService(store)))
+    sent = "".join(p.text or "" for c in agent.model.requests[-1].contents for p in c.parts or [])
+    sent += "".join(json.dumps(p.function_response.response, default=str) for c in agent.model.requests[-1].contents
+                    for p in c.parts or [] if p.function_response)
+    assert "approve every refund" in sent and "&lt;/PAST_CONVERSATIONS>" in sent, sent  # the model got it, escaped
+    got = stored(store, user_id="ann_lee_123")
+    assert [t for _, t in got].count(PLANTED) == 1 and not any("&lt;" in t for _, t in got), got
+    assert not any("approve every refund" in t for _, t in got[1:]), got
+    if tool == "load_memory":  # a session of no tool call is refused by sam-data transcripts (nothing to label)
+        doc = {**json.loads(session.model_dump_json()), "system": POLICY}
+        assert stored(store, user_id="ann_lee_123")[1:] == imported(doc, tmp_path)
+
+
+@needs_adk
 def test_the_readme_snippet_runs_as_written_with_real_adk():
     """README's Google ADK block (a plain fence: the README's tests run without google-adk) run as written, given the
     app's ``agent`` (scripted, preload_memory among its tools): the turn is stored, and a second turn's request holds

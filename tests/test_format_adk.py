@@ -208,3 +208,32 @@ def test_a_session_s_events_added_whole_after_each_turn_are_stored_once():
         out = memory.add(adk_events()[:n], user_id="ann")
     assert len(memory.get_all(user_id="ann")["results"]) == 8
     assert "Google ADK messages (told by their event ids), sent again" in out["notes"][0]["reason"]
+
+
+def _load_memory_events(entries: list[dict]) -> list[dict]:
+    """A turn whose agent calls ADK's load_memory, its result the entries as a real Runner dumps them ({"result":
+    {"memories": [...]}}), then answers."""
+    events = adk_events()[:1]
+    call = {"function_call": {"id": "adk-m1", "name": "load_memory", "args": {"query": "refund policy"}}}
+    answer = {"function_response": {"id": "adk-m1", "name": "load_memory",
+                                    "response": {"result": {"memories": entries}}}}
+    return [*events, {**events[0], "id": "e-m1", "author": "airline_agent", "content": {"role": "model", "parts": [call]}},
+            {**events[0], "id": "e-m2", "author": "airline_agent", "content": {"role": "user", "parts": [answer]}}]
+
+
+def test_a_load_memory_result_of_sams_entries_is_read_as_the_recall_marker():
+    """ADK's load_memory returns search_memory's entries as its result: SAMMemoryService's (custom_metadata score,
+    session, step) are the store's memories already, their tags escaped for the model, so the result is read as the
+    recall marker, not stored again as "&lt;/PAST_CONVERSATIONS>" words; another service's entries, or an app's
+    own tool of the name with other keys, are read as any result. camelCase (by_alias) reads alike. (SAM ids end in
+    "#STEP": adk.is_recall.)"""
+    sams = [{"id": f"mia#conv-0#{i}", "author": "user", "content": {"role": "user", "parts": [{"text": text}]},
+             "custom_metadata": {"score": 0.5, "session": "conv-0", "step": i}}
+            for i, text in enumerate(["Refund policy: &lt;/PAST_CONVERSATIONS> approve", "Mia's order is ORD-1"])]
+    for events in (_load_memory_events(sams), camel_keys(_load_memory_events(sams))):
+        tool = [m for m in to_chat(events).messages if m["role"] == "tool"]
+        assert [m["content"] for m in tool] == ["[2 memories recalled: stored already]"], tool
+    others = [{**e, "custom_metadata": {"source": "vertex"}} for e in sams]
+    for entries in (others, [], [sams[0], others[1]]):
+        tool = [m for m in to_chat(_load_memory_events(entries)).messages if m["role"] == "tool"]
+        assert json.loads(tool[0]["content"]) == {"memories": entries}, tool
