@@ -129,7 +129,8 @@ def test_adks_session_database_reads_the_recall_as_the_marker(adapter, tmp_path)
 
 OTHERS = ["an app's own tool returning a dict", "another service's entries (no SAM metadata)",
           "an entry whose id is not its step's", "other metadata beside SAM's", "an entry of two parts",
-          "more beside the memories", "an empty recall", "SAM's shape from another tool"]
+          "more beside the memories", "an empty recall", "a step and its id without SAM's score",
+          "an app's own score, session and step, its id another session's", "SAM's shape from another tool"]
 
 
 def _others(sam: dict[str, Any]) -> dict[str, tuple[dict[str, Any], str]]:
@@ -148,6 +149,12 @@ def _others(sam: dict[str, Any]) -> dict[str, tuple[dict[str, Any], str]]:
             "load_memory"),
         "more beside the memories": ({"result": {"memories": entries, "note": "x"}}, "load_memory"),
         "an empty recall": ({"result": {"memories": []}}, "load_memory"),
+        # an app's own memory service, its entries steps of a guide: no score, or a session its id is not of
+        "a step and its id without SAM's score": ({"result": {"memories": [
+            {**entries[0], "id": "guide-3#2", "custom_metadata": {"step": 2}}]}}, "load_memory"),
+        "an app's own score, session and step, its id another session's": ({"result": {"memories": [
+            {**entries[0], "id": "faq-12#2", "custom_metadata": {"score": 0.9, "session": "kb", "step": 2}}]}},
+            "load_memory"),
         "SAM's shape from another tool": (sam, "search_notes"),
     }
 
@@ -267,3 +274,4 @@ def test_events_stored_before_the_marker_are_not_stored_again_or_warned_as_edite
         assert adapter.SAMMemoryService(store).store_events("shop", "mia", copy.deepcopy(doc["events"]), "s2") == 0
         assert adapter.SAMMemoryService(store).store(doc) == 0
     assert stored(store, **SCOPES, run_id="s2") == before and not caplog.records, caplog.text
+

@@ -742,7 +742,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 224: an ADK load_memory result that is SAM's recall (SAMMemoryService's MemoryEntry items in ADK's {"result":
 # {"memories": [...]}}) reads as the recall marker, its call kept (its memories were read as a tool's result: stored
 # again, and labels of SAM's own recall). Every other session, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 224
+# 225: an ADK load_memory entry is SAM's only with a score and, where it names a session, an id of that session's
+# episode (an app's own entries of a step, or of another session's id, were read as the marker, their words lost).
+# Every SAM recall, every other session, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 225
 
 
 @dataclass(frozen=True)

@@ -101,8 +101,8 @@ def live(events: list[Any]) -> list[int]:
 def is_recall(response: Any) -> bool:
     """Whether a ``load_memory`` function_response's ``response`` is SAM's recall: ADK's ``{"result": {"memories":
     [...]}}`` (its LoadMemoryResponse, wrapped as ADK wraps a result that is no dict), each memory a MemoryEntry as
-    SAMMemoryService writes it: one text part of a user or model content, its custom_metadata SAM's score, session
-    and step, its id the memory's (``...#STEP``). An empty list says no one's memories, and reads as it was."""
+    SAMMemoryService writes it: one text part of a user or model content, its custom_metadata SAM's score (always
+    one), session and step, its id the memory's (``...#STEP``, its episode the session's). An empty list says no one's memories, and reads as it was."""
     if not (isinstance(response, Mapping) and set(response) == {"result"} and isinstance(response["result"], Mapping)
             and set(response["result"]) == {"memories"} and isinstance(response["result"]["memories"], list)):
         return False
@@ -118,7 +118,7 @@ def _sam_entry(e: Any) -> bool:
     if isinstance(meta, Mapping) and set(meta) <= ENTRY_METADATA:
         step = meta.get("step")
     if not isinstance(step, int) or isinstance(step, bool) or not isinstance(e.get("id"), str) \
-            or not e["id"].endswith(f"#{step}") or not isinstance(meta.get("score"), (int, float, type(None))):
+            or not e["id"].endswith(f"#{step}") or not _number(meta.get("score")) or not _of(e["id"], meta):
         return False
     parts = content.get("parts")
     if content.get("role") not in ("user", "model") or not isinstance(parts, list) or len(parts) != 1:
@@ -127,6 +127,23 @@ def _sam_entry(e: Any) -> bool:
         return gemini.part(parts[0], "a memory")[0] == "text"
     except TranscriptFormatError:
         return False
+
+
+def _number(x: Any) -> bool:
+    """A search's score: SAM's hits always have one (a float), where an app's own entries of a step had none and
+    were read as SAM's recall, their words dropped."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _of(memory_id: str, meta: Mapping[str, Any]) -> bool:
+    """Whether a memory's id (``episode#step``) is of the session its custom_metadata names: SAM's episode is its
+    scopes joined by '/', the session (ADK's session id, the run scope) last; an entry of another session's id is an
+    app's own. No session named (a memory of no session, exclude_none): any id."""
+    session = meta.get("session")
+    if session is None:
+        return True
+    episode = memory_id.rsplit("#", 1)[0]
+    return isinstance(session, str) and (episode == session or episode.endswith(f"/{session}"))
 
 
 def _unrecalled(content: Mapping[str, Any]) -> Mapping[str, Any]:
