@@ -275,3 +275,23 @@ def test_events_stored_before_the_marker_are_not_stored_again_or_warned_as_edite
         assert adapter.SAMMemoryService(store).store(doc) == 0
     assert stored(store, **SCOPES, run_id="s2") == before and not caplog.records, caplog.text
 
+
+def test_a_session_stored_before_event_ids_and_the_marker_is_not_stored_again_by_its_events(adapter, monkeypatch):
+    """A session holding SAM's recall stored before 2026-12-07 (its memories say no event's id, and read the recall
+    as a result), then its events added as a delta from its start: matched by the words stored then (the recall a
+    result), not today's (the marker), so nothing after the recall is stored again."""
+    store, _, response = _recall(adapter)
+    doc = _second(response)
+    add, progress = store.add, store.progress
+    with monkeypatch.context() as m:
+        _then(adapter, m)
+        m.setattr(store, "add", lambda *a, metadata=None, **kw: add(
+            *a, metadata={k: v for k, v in (metadata or {}).items() if k != adapter.EVENTS}, **kw))
+        m.setattr(store, "progress", lambda *a, mark=None, **kw: progress(*a, **kw) if mark is None else progress(
+            *a, mark={k: v for k, v in mark.items() if k != adapter.EVENTS}, **kw))
+        adapter.SAMMemoryService(store).store(doc)
+    before = stored(store, **SCOPES, run_id="s2")
+    assert before and all(adapter.EVENTS not in r["metadata"]
+                          for r in store.get_all(**SCOPES, run_id="s2", limit=None)["results"])
+    assert adapter.SAMMemoryService(store).store_events("shop", "mia", copy.deepcopy(doc["events"]), "s2") == 0
+    assert stored(store, **SCOPES, run_id="s2") == before

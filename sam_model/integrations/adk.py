@@ -338,7 +338,8 @@ def _stored_before_ids(scopes: dict[str, str | None], found: list[dict[str, Any]
         return {}
     chat = to_chat(events, "the events added")
     digests = _digests(chat.messages)
-    to = max((m[TO] for m in old if m[TO] < len(digests) and digests[m[TO]] == m[DIGEST]
+    then = _digests_then(events, digests)  # stored then, a recall was read as a result: its digests those words'
+    to = max((m[TO] for m in old if m[TO] < len(digests) and m[DIGEST] in (digests[m[TO]], then[m[TO]])
               and _same_events(own, events, chat.sources, m[TO])), default=0)
     last = {}  # each event's last chat message
     for i, x in enumerate(chat.sources):
