@@ -21,7 +21,7 @@ from test_format_adk import camel_keys
 
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.recalls import recalled
-from sam_model.data.transcripts import iter_transcript_events
+from sam_model.data.transcripts import ImportReport, iter_transcript_events
 from sam_model.memory import HashingEncoder, ScopedMemory
 
 adapter = test_adk_memory.adapter  # the fixture: the adapter over the real package or the stand-ins
@@ -295,3 +295,29 @@ def test_a_session_stored_before_event_ids_and_the_marker_is_not_stored_again_by
                           for r in store.get_all(**SCOPES, run_id="s2", limit=None)["results"])
     assert adapter.SAMMemoryService(store).store_events("shop", "mia", copy.deepcopy(doc["events"]), "s2") == 0
     assert stored(store, **SCOPES, run_id="s2") == before
+
+
+@pytest.mark.parametrize("said", ["Which order was it?", "Is ORD-5521 my order? Which order was it?"])
+def test_a_value_from_the_recall_is_labelled_where_this_transcript_said_it_never_at_the_marker(adapter, tmp_path,
+                                                                                                said):
+    """Documents behaviour (docs/formats.md, the ADK reader): a later call's value that the recall held is labelled
+    at the event of this session that said it first; said only in the recalled memories (another session's), it is
+    counted untraceable in the import report, not labelled: no label points at the marker."""
+    _, _, response = _recall(adapter)
+    doc = _second(response)
+    call = {"id": "c9", "name": "track_order", "args": {"order_id": "ORD-5521"}}
+    doc["events"][0] = _event(0, "user", "s2", [{"text": said}])
+    doc["events"][3] = _event(3, "shop_agent", "s2", [{"function_call": call}])
+    doc["events"] += [_event(4, "shop_agent", "s2", [{"function_response": {
+        "id": "c9", "name": "track_order", "response": {"status": "shipped"}}}], role="user"),
+        _event(5, "shop_agent", "s2", [{"text": "It shipped."}])]
+    path = tmp_path / "s2.json"
+    path.write_text(json.dumps(doc))
+    report = ImportReport()
+    events = list(iter_transcript_events(path, report=report))
+    assert events[2]["text"] == "load_memory: " + recalled(2)
+    labels = [s for e in events for s in e.get("useful_memory_steps") or ()]
+    if "ORD-5521" in said:
+        assert labels == [0] and not report.untraceable, (labels, report.untraceable)
+    else:
+        assert labels == [] and dict(report.untraceable) == {"track_order.order_id": 1}, (labels, report.untraceable)
