@@ -321,3 +321,39 @@ def test_a_value_from_the_recall_is_labelled_where_this_transcript_said_it_never
         assert labels == [0] and not report.untraceable, (labels, report.untraceable)
     else:
         assert labels == [] and dict(report.untraceable) == {"track_order.order_id": 1}, (labels, report.untraceable)
+
+
+@needs_adk
+def test_a_real_session_database_with_parallel_recalls_reads_each_as_the_marker(adapter, tmp_path):
+    """ADK's own DatabaseSessionService (sqlite), the model calling load_memory twice in one turn (parallel calls,
+    their answers in one event): the session stored and the database read by sam-data transcripts both hold the
+    two calls and a marker for each, the recalled memories once, under the first session."""
+    pytest.importorskip("aiosqlite")
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import Runner
+    from google.adk.sessions import DatabaseSessionService
+    from google.adk.tools import load_memory
+    from test_adk_memory import Scripted
+
+    db = tmp_path / "sessions.db"
+    store = ScopedMemory(HashingEncoder(64))
+    service = adapter.SAMMemoryService(store)
+    sessions = DatabaseSessionService(f"sqlite+aiosqlite:///{db}")
+    calls = [{"name": "load_memory", "args": {"query": q}, "id": f"c{i}"} for i, q in enumerate(["order", "city"])]
+    agent = LlmAgent(name="shop_agent", model=Scripted(script=[[FIRST[1][1]], calls, ["It was ORD-5521."]],
+                                                       requests=[]), instruction="You help shoppers.", tools=[load_memory])
+    runner = Runner(agent=agent, app_name="shop", session_service=sessions, memory_service=service)
+
+    async def turns() -> Any:
+        first = await _run(runner, sessions, FIRST[0][1])
+        await service.add_session_to_memory(first)
+        second = await _run(runner, sessions, "Which order was it?")
+        await service.add_session_to_memory(second)
+        return second
+
+    second = asyncio.run(turns())
+    told = ["Which order was it?", "CALL load_memory(query=order)", "CALL load_memory(query=city)",
+            "load_memory: " + recalled(2), "load_memory: " + recalled(2), "It was ORD-5521."]
+    assert [t for _, t in stored(store, **SCOPES, run_id=second.id)] == told
+    assert len(stored(store, **SCOPES)) == 8
+    assert [e["text"] for e in iter_transcript_events(db)] == [t for _, t in FIRST] + told
