@@ -5,7 +5,7 @@ punctuation, symbols and spaces part words): a word's letters are of one script,
 Japanese (Han, Hiragana, Katakana), Korean (Han, Hangul) or Chinese (Han, Bopomofo). Per word, not per id, because
 real ids join a Latin prefix to a name in its own script ('user-محمد', 'tenant-Иван'). Taken per word alone, a word
 wholly of letters that look like Latin ones ('ј.smith', its 'ј' Cyrillic; 'user-асе') would pass beside Latin words:
-such a word is refused in an id holding Latin letters (:data:`LOOKS_LATIN`, TR39's confusables of Latin letters in
+such a word is refused in an id holding Latin letters (:data:`LATIN_OF`, TR39's confusables of Latin letters in
 Cyrillic, Greek and Armenian). Digits, punctuation, symbols, emoji and combining marks (scripts Common and
 Inherited) go with any. A word written wholly in letters of another script that look like Latin ones ('раура',
 Cyrillic, reads 'paypa'), in any id, is told by a few rows of TR39's confusables table (:data:`LATIN_OF`, :func:`all_alike`)."""
@@ -80,7 +80,6 @@ LATIN_OF = {
     "\u0581": "g", "\u0584": "f", "\u0563": "q", "\u054f": "S", "\u0561": "w", "\u0575": "j", "\u057c": "n",
     "\u0582": "i",
 }
-LOOKS_LATIN = frozenset(LATIN_OF)
 
 
 def words(value: str) -> list[tuple[int, str]]:
@@ -193,6 +192,8 @@ def compatibility(value: str) -> tuple[int, str] | None:
     no-break space look like the plain letters yet make another id. An emoji shown as a picture is left as it is
     ('‼️', '™️', 'ℹ️', '㊗️', ids real users pick; :func:`shown_as_picture`): it looks like none of the letters NFKC
     writes for it ('!!', 'i'). Per character: in a string in NFC, NFKC changes only the characters it decomposes."""
+    if unicodedata.is_normalized("NFKC", value):  # the ids of nearly every call: no character to look at
+        return None
     first, written = None, []
     for i, ch in enumerate(value):
         plain = ch if shown_as_picture(value, i) else unicodedata.normalize("NFKC", ch)
@@ -202,4 +203,5 @@ def compatibility(value: str) -> tuple[int, str] | None:
     return None if first is None else (first, unicodedata.normalize("NFC", "".join(written)))
 
 
-__all__ = ["LATIN_OF", "LOOKS_LATIN", "alike_word", "all_alike", "compatibility", "emoji_joins", "looks_latin", "mixed", "script", "shown_as_picture", "words"]
+__all__ = ["LATIN_OF", "alike_word", "all_alike", "compatibility", "emoji_joins", "looks_latin", "mixed", "script",
+           "shown_as_picture", "words"]
