@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agent_framework import BaseChatClient, ChatResponse, Content, FunctionInvocationLayer, Message
+from agent_framework import BaseChatClient, ChatResponse, Content, FunctionInvocationLayer, Message, tool
 
 
 def say(text: str) -> list[Any]:
@@ -19,6 +19,25 @@ def say(text: str) -> list[Any]:
 def call(call_id: str, name: str, arguments: dict[str, Any]) -> list[Any]:
     """A step of the script: the model calls ``name`` (its call id ``call_id``)."""
     return [Content.from_function_call(call_id=call_id, name=name, arguments=arguments)]
+
+
+def shipment_desk() -> tuple[list[Any], list[list[Any]]]:
+    """An exceptions desk's two tools (the second raising) and the script of a session that calls both, then
+    answers: what the readers' tests save in every way the framework keeps a session."""
+
+    @tool
+    def track_shipment(tracking_number: str) -> str:
+        """Where a shipment is."""
+        return f"{tracking_number}: customs hold at Rotterdam on container MSCU1234567"
+
+    @tool
+    def rebook(container_id: str) -> str:
+        """Rebook a container on the next vessel."""
+        raise ValueError("no vessel with space")
+
+    script = [call("c1", "track_shipment", {"tracking_number": "TRK123"}),
+              call("c2", "rebook", {"container_id": "MSCU1234567"}), say("Rebooking failed.")]
+    return [track_shipment, rebook], script
 
 
 class ScriptedClient(FunctionInvocationLayer, BaseChatClient):

@@ -118,25 +118,14 @@ def test_a_packed_extension_is_data_not_code(tmp_path):
 async def _real_stores(tmp_path, fmt: str) -> None:
     """A real Agent's session (two tools, the second raising) kept by a FileSessionStore, and by a
     FileHistoryProvider, of ``fmt`` (json or msgpack), under tmp_path/fmt."""
-    from agent_framework import Agent, FileHistoryProvider, FileSessionStore, tool
-    from maf_fake import ScriptedClient, call, say
-
-    @tool
-    def track_shipment(tracking_number: str) -> str:
-        """Where a shipment is."""
-        return f"{tracking_number}: customs hold at Rotterdam on container MSCU1234567"
-
-    @tool
-    def rebook(container_id: str) -> str:
-        """Rebook a container on the next vessel."""
-        raise ValueError("no vessel with space")
+    from agent_framework import Agent, FileHistoryProvider, FileSessionStore
+    from maf_fake import ScriptedClient, shipment_desk
 
     out = tmp_path / fmt
     for providers in ([], [FileHistoryProvider(out / "history", serialization_format=fmt)]):
         for sid in ("ship-1", "Mia:Ticket-42"):  # an id the stores write as it is, one they encode in the name
-            client = ScriptedClient([call("c1", "track_shipment", {"tracking_number": "TRK123"}),
-                                     call("c2", "rebook", {"container_id": "MSCU1234567"}), say("Rebooking failed.")])
-            agent = Agent(client=client, instructions="x", tools=[track_shipment, rebook], context_providers=providers)
+            tools, script = shipment_desk()
+            agent = Agent(client=ScriptedClient(script), instructions="x", tools=tools, context_providers=providers)
             session = agent.create_session(session_id=sid)
             await agent.run("Where is TRK123? Rebook it.", session=session)
             store = "store" if not providers else "app/sessions"  # the app's snapshots beside their history

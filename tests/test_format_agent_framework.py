@@ -86,25 +86,12 @@ def test_malformed_sessions_are_named_by_file_line_and_field(tmp_path, capsys, c
 async def _real_session(tmp_path):
     """A session of a real Agent (two tools, the second raising), saved as the app keeps it: session.to_dict() to a
     .json, and through a FileSessionStore."""
-    from agent_framework import Agent, FileSessionStore, tool
-    from maf_fake import ScriptedClient, call, say
-
-    @tool
-    def track_shipment(tracking_number: str) -> str:
-        """Where a shipment is."""
-        return f"{tracking_number}: customs hold at Rotterdam on container MSCU1234567"
-
-    @tool
-    def rebook(container_id: str) -> str:
-        """Rebook a container on the next vessel."""
-        raise ValueError("no vessel with space")
-
-    from agent_framework import FileHistoryProvider
+    from agent_framework import Agent, FileHistoryProvider, FileSessionStore
+    from maf_fake import ScriptedClient, shipment_desk
 
     for providers in ([], [FileHistoryProvider(tmp_path / "history")]):  # the second writes history/ship-1.jsonl
-        client = ScriptedClient([call("c1", "track_shipment", {"tracking_number": "TRK123"}),
-                                 call("c2", "rebook", {"container_id": "MSCU1234567"}), say("Rebooking failed.")])
-        agent = Agent(client=client, instructions="You run an exceptions desk.", tools=[track_shipment, rebook],
+        tools, script = shipment_desk()
+        agent = Agent(client=ScriptedClient(script), instructions="You run an exceptions desk.", tools=tools,
                       context_providers=providers)
         session = agent.create_session(session_id="ship-1")
         await agent.run("Where is TRK123? Rebook it.", session=session)
