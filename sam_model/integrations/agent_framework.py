@@ -50,8 +50,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from sam_model.data.eventtexts import cut_text
-from sam_model.integrations.fitting import CUT_AT
+from sam_model.integrations.fitting import fitted_text
 from sam_model.integrations.scopes import HEAD, fixed_scopes, framed, listed, user_filter
 from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope
 from sam_model.memory import ScopedMemory
@@ -83,10 +82,8 @@ def _fitted(content: dict[str, Any]) -> dict[str, Any]:
     pasted whole, a web page a tool read)."""
     out = dict(content)
     for key in ("text", "result"):
-        if isinstance(out.get(key), str) and len(out[key]) > MAX_TEXT_CHARS:
-            log.warning("SAMContextProvider: a %s content of %s characters, more than a memory holds (%s): stored "
-                        "cut to %s", out.get("type"), f"{len(out[key]):,}", f"{MAX_TEXT_CHARS:,}", f"{CUT_AT:,}")
-            out[key] = cut_text(out[key], CUT_AT)
+        if key in out:
+            out[key] = fitted_text(out[key], f"SAMContextProvider: a {out.get('type')} content", log)
     if isinstance(out.get("items"), list):
         out["items"] = [_fitted(i) if isinstance(i, dict) else i for i in out["items"]]
     return out

@@ -13,6 +13,18 @@ from sam_model.limits import MAX_TEXT_CHARS
 CUT_AT = 90_000  # a text past MAX_TEXT_CHARS is stored as its first CUT_AT characters (room for the tool's name)
 
 
+def fitted_text(text: Any, what: str, log: logging.Logger) -> Any:
+    """``text`` cut to its first CUT_AT characters where it is a string past MAX_TEXT_CHARS, said in a warning on
+    ``log`` naming ``what`` (the adapter and the part: "SAMCapability: a text part"): a message part of a framework's
+    own shape (Pydantic AI's parts, Agent Framework's contents), which :func:`cut_as_importer` does not read.
+    Anything else is given back as it is."""
+    if not isinstance(text, str) or len(text) <= MAX_TEXT_CHARS:
+        return text
+    log.warning("%s of %s characters, more than a memory holds (%s): stored cut to %s", what, f"{len(text):,}",
+                f"{MAX_TEXT_CHARS:,}", f"{CUT_AT:,}")
+    return cut_text(text, CUT_AT)
+
+
 def cut_as_importer(message: dict[str, Any], where: str, log: logging.Logger, name: str | None = None) -> dict[str, Any]:
     """``message`` with a text past MAX_TEXT_CHARS cut, said in a warning on ``log`` (the adapter's): a tool result as
     ``sam-data transcripts --result-limit 90000`` cuts it (its memory, ``name: text``, to its first CUT_AT characters

@@ -51,9 +51,8 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
     raise ImportError(f"sam_model.integrations.pydantic_ai needs Pydantic AI 2.x with capabilities ({exc}): pip "
                       "install pydantic-ai-slim, or use ScopedMemory directly") from None
 
-from sam_model.data.eventtexts import cut_text
 from sam_model.data.formats.recalls import TAG
-from sam_model.integrations.fitting import CUT_AT
+from sam_model.integrations.fitting import fitted_text
 from sam_model.integrations.scopes import HEAD, NOTE, fixed_scopes, listed, user_filter
 from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope
 from sam_model.memory import ScopedMemory
@@ -119,15 +118,9 @@ def run_words(prompt: Any, history: list[Any]) -> str:
 def _fitted(message: dict[str, Any]) -> dict[str, Any]:
     """``message`` with a part's text past MAX_TEXT_CHARS cut as the importer cuts a result (:mod:`.fitting`), said in
     a warning: ScopedMemory refuses such a message, and the store raised once the model had answered."""
-    parts = []
-    for part in message.get("parts") or ():
-        text = part.get("content") if isinstance(part, dict) else None
-        if isinstance(text, str) and len(text) > MAX_TEXT_CHARS:
-            log.warning("SAMCapability: a %s part of %s characters, more than a memory holds (%s): stored cut to %s",
-                        part.get("part_kind"), f"{len(text):,}", f"{MAX_TEXT_CHARS:,}", f"{CUT_AT:,}")
-            part = {**part, "content": cut_text(text, CUT_AT)}
-        parts.append(part)
-    return {**message, "parts": parts}
+    return {**message, "parts": [
+        {**part, "content": fitted_text(part["content"], f"SAMCapability: a {part.get('part_kind')} part", log)}
+        if isinstance(part, dict) and "content" in part else part for part in message.get("parts") or ()]}
 
 
 def _blank(part: Any) -> bool:
