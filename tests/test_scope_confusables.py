@@ -172,7 +172,7 @@ def test_a_pictograph_without_its_emoji_selector_is_text_and_refused_naming_its_
 
 
 @pytest.mark.parametrize("old_id", [PAYPA, FULLWIDTH, BOLD, PAYPA + "-\u0418\u0432\u0430\u043d", "adm\u2139n",
-                                    "\u0415\u0433\u043e\u0440"])
+                                    "\u0415\u0433\u043e\u0440", "paypa\u0131"])
 def test_an_old_save_under_such_an_id_loads_its_memories_read_updated_and_deleted(tmp_path, monkeypatch, caplog,
                                                                                   old_id):
     with monkeypatch.context() as before:  # the entry points as they were until 2026-12-07: the id taken

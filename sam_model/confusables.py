@@ -1,0 +1,83 @@
+"""Derives the look-alike tables of sam_model.scripts from Unicode's confusables.txt (UTS #39), so each row is the
+file's, not a hand's: ``python -m sam_model.confusables PATH`` prints them, and tests/test_scope_latin_alike.py checks
+that the committed tables equal the ones derived (where a copy of the file is at hand; no network is needed to run
+the project, so the file is not fetched). The version is pinned: a copy of another version is refused, as its rows
+would silently change which ids are taken.
+
+A letter's skeleton is TR39's: the id in NFD, each character mapped by the file, NFD again. NFD, NFKC and the
+letter categories are Python's (unicodedata), scripts sam_model.scripts.script's."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+
+from sam_model.scripts import script
+
+VERSION = "18.0.0"  # the confusables.txt the tables were derived from (2026-08-06)
+SHA256 = "6ed3ee967c9dfdf6677d563c9985182fbc50a2efb7d6059cd57b2e2ce18f5b92"  # of that file, as Unicode publishes it
+OTHER_SCRIPTS = ("Cyrillic", "Greek", "Armenian")  # LATIN_OF's: the scripts of most Latin look-alikes
+LATIN_SCRIPTS = ("Latin", "Common", "Inherited")  # LATIN_ALIKE's: look-alikes that mix no script
+KEPT = {"\u03c7": "x"}  # GREEK SMALL LETTER CHI: its prototype is LATIN SMALL LETTER CHI, yet it is drawn as 'x'
+
+
+def mapping(text: str) -> dict[str, str]:
+    """confusables.txt's rows: each source character with its prototype. Refuses a file of another version."""
+    if f"# Version: {VERSION}" not in text[:2000]:
+        raise ValueError(f"confusables.txt is not version {VERSION} (its header names no '# Version: {VERSION}'): "
+                         f"give the {VERSION} file, sha256 {SHA256}")
+    rows = {}
+    for line in text.splitlines():
+        fields = [f.strip() for f in line.split("#", 1)[0].split(";")]
+        if len(fields) >= 2:
+            rows[chr(int(fields[0], 16))] = "".join(chr(int(h, 16)) for h in fields[1].split())
+    return rows
+
+
+def skeleton(value: str, rows: dict[str, str]) -> str:
+    """TR39's skeleton of ``value``: what it looks like, written in the prototypes."""
+    mapped = "".join(rows.get(ch, ch) for ch in unicodedata.normalize("NFD", value))
+    return unicodedata.normalize("NFD", mapped)
+
+
+def _table(rows: dict[str, str], scripts: tuple[str, ...], plain: Callable[[str], bool]) -> dict[str, str]:
+    """Every non-ASCII letter of ``scripts`` that NFKC keeps (one it changes is refused before a table is read) whose
+    skeleton is one character ``plain`` takes, with that character. Skeletons of two letters (Ы 'bl', æ 'ae') are
+    left out: one glyph with a join a reader sees."""
+    table = {}
+    for code in range(0x80, sys.maxunicode + 1):
+        ch = chr(code)
+        if not unicodedata.category(ch).startswith("L") or unicodedata.normalize("NFKC", ch) != ch:
+            continue
+        if script(ch) in scripts and len(looks := skeleton(ch, rows)) == 1 and plain(looks):
+            table[ch] = looks
+    return table
+
+
+def derive(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(LATIN_OF, LATIN_ALIKE) from confusables.txt's ``text``: the Cyrillic, Greek and Armenian letters that look
+    like one ASCII Latin letter; the Latin (and Common) letters that look like one ASCII letter or digit."""
+    rows = mapping(text)
+    latin_of = _table(rows, OTHER_SCRIPTS, lambda c: c.isascii() and c.isalpha()) | KEPT
+    return latin_of, _table(rows, LATIN_SCRIPTS, lambda c: c.isascii() and c.isalnum())
+
+
+def main(argv: list[str]) -> int:
+    """Print the tables derived from the confusables.txt at ``argv[0]``, and whether the file is the one pinned."""
+    if len(argv) != 1:
+        print(f"usage: python -m sam_model.confusables PATH (confusables.txt {VERSION})", file=sys.stderr)
+        return 2
+    data = Path(argv[0]).read_bytes()
+    if hashlib.sha256(data).hexdigest() != SHA256:
+        print(f"{argv[0]}: sha256 is not {SHA256} (confusables.txt {VERSION} as published); its tables follow",
+              file=sys.stderr)
+    for name, table in zip(("LATIN_OF", "LATIN_ALIKE"), derive(data.decode("utf-8"))):
+        print(f"{name} = {{" + ", ".join(f"{ascii(k)}: {v!r}" for k, v in table.items()) + "}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
