@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
 
-from sam_model.serve.jsonrpc import id_in_head  # noqa: E402
+from sam_model.serve.idscan import scan_id  # noqa: E402
 from sam_model.serve.stdio import TooLong, _raw_lines  # noqa: E402
 
 LIMIT = 10_000
@@ -52,7 +52,7 @@ def test_a_line_past_the_limit_is_told_and_skipped_unkept_and_the_next_line_is_r
         tracemalloc.stop()
     thread.join(10)
     assert len(got) == 2 and isinstance(got[0], TooLong) and got[1] == b'{"id": 10}\n', got[1:]
-    assert got[0].head.startswith(head) and id_in_head(got[0].head) == 9
+    assert got[0].request_id == 9 and got[0].why is None and got[0].size is None  # told once its id was read
     assert peak < 1_000_000, f"reading a 20 MB line held {peak:,} bytes at its peak"  # it was the whole line
 
 
@@ -65,7 +65,8 @@ def test_bytes_that_never_end_are_told_at_once():
         lines = _raw_lines(source, LIMIT)
         first = next(lines)
         stop.set()
-        assert isinstance(first, TooLong) and first.size is None and len(first.head) <= LIMIT + len(CHUNK)
+        assert isinstance(first, TooLong) and first.size is None and first.request_id is None
+        assert first.why == "it is no JSON object (b'x' where '{' opens it at byte 0)"
         assert list(lines) == []  # the rest read past, to the end of input
     thread.join(10)
 
@@ -94,18 +95,18 @@ def test_the_limit_counts_a_lines_bytes_without_its_newline(sent, expected):
         [LIMIT + 1 for e in expected if e is None]
 
 
-@pytest.mark.parametrize("head, expected", [
+@pytest.mark.parametrize("line, expected", [
     (b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"arguments": {"text": "xx', 4),
     (b'\xef\xbb\xbf { "id" : "four" , "params": [1, 2', "four"),  # a byte order mark, spaces
     (b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"id": 5, "text": "xx', None),  # not the request's
     (b'{"id": 4, "id": 5, "params": "xx', None),  # twice: neither
-    (b'{"id": 4, "params": "\xc3\xa9\xc3', 4),  # cut within a character
-    (b'{"id": true, "params": "', None), (b'[{"id": 4}, "', None), (b'{"id": 4', None),
+    (b'{"id": 4, "params": "\xc3\xa9\xc3', 4),  # the input ended within a character
+    (b'{"id": true, "params": "', None), (b'[{"id": 4}, "', None), (b'{"id": 4', 4),  # the line's end ends the 4
     (b'{"params": {"id": 4, "text": "x"}, "id": 5, "method": "x", "params2": "xx', 5),  # a nested id read past
     (b'{"text": "\\"id\\": 4", "id": 6, "params": "xx', 6),  # "id" within a string, its quotes escaped
     # the client's answer to the server's request (sampling): its id is the server's, not a request of the client's
     (b'{"jsonrpc": "2.0", "id": 0, "result": {"content": {"text": "xx', None),
     (b'{"jsonrpc": "2.0", "id": 0, "error": {"code": -1, "message": "xx', None),
 ])
-def test_the_id_of_a_line_too_long_is_read_from_its_head_where_it_is_whole(head, expected):
-    assert id_in_head(head) == expected
+def test_the_id_of_a_line_too_long_is_read_where_it_is_whole(line, expected):
+    assert scan_id(line)[0] == expected

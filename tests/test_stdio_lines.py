@@ -129,7 +129,7 @@ def test_a_line_giving_a_key_twice_is_refused_by_number_and_the_next_lines_are_s
 def test_a_line_over_the_limit_is_answered_with_an_error_and_the_next_lines_are_served(tmp_path, tiny_bert_dir):
     """A line had no size limit: one huge line (or bytes that never end) was held whole, growing the memory without
     bound. Past --max-body-mb (the HTTP body's limit) it is answered with a parse error naming the limit and what to
-    do, its id read from the line's head, and the lines after it are served."""
+    do, its id read from the line as it passes (wherever it stands in it), and the lines after it are served."""
     served = Served(tmp_path, tiny_export(tiny_bert_dir, tmp_path / "export"), "--max-body-mb", "1.5")
     try:
         huge = remember(2, json.dumps({"text": "x" * 1_600_000, "user_id": "alice"}))  # line 3
@@ -140,7 +140,17 @@ def test_a_line_over_the_limit_is_answered_with_an_error_and_the_next_lines_are_
         assert said.startswith("Parse error: line 3 is over this server's limit of 1,500,000 bytes a line (sam-serve "
                                "--max-body-mb 1.5)"), said
         assert "larger --max-body-mb" in said and "\n" not in said, said
-        fine = served.ask(remember(3, '{"text": "no red-eyes", "user_id": "alice"}'))  # line 4
+        # its id after 1.6 MB of params (JSON's members in any order): read as the line passed, where it was looked
+        # for in the first 64 KiB alone and answered as null, the client waiting for ever
+        late = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "remember", "arguments": {
+            "text": "x" * 1_600_000, "user_id": "alice"}}, "id": "late-7"}
+        over = served.ask(json.dumps(late).encode() + b"\n")  # line 4
+        assert over["id"] == "late-7" and over["error"]["message"].startswith("Parse error: line 4 is over"), over
+        del late["id"]
+        unknown = served.ask(json.dumps(late).encode() + b"\n")  # line 5: no id to read, and said so
+        assert unknown["id"] is None and unknown["error"]["message"].endswith(
+            "no id could be read of it (its object gives no id), so this answer's id is null"), unknown
+        fine = served.ask(remember(3, '{"text": "no red-eyes", "user_id": "alice"}'))  # line 6
         assert fine["id"] == 3 and not fine["result"].get("isError"), fine
         assert recalled(served, 4, "alice") == ["no red-eyes"]
         assert served.close() == 0, served.stderr()

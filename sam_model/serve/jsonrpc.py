@@ -87,10 +87,10 @@ def id_of(message: str) -> int | str | None:
         return None
     if not isinstance(found, dict) or any(key in found for key in RESPONSE_KEYS):
         return None
-    return _readable_id(found.get("id"))
+    return readable_id(found.get("id"))
 
 
-def _readable_id(value: Any) -> int | str | None:
+def readable_id(value: Any) -> int | str | None:
     """``value`` as a request's id: an integer or a string that is Unicode text, else None."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -103,46 +103,5 @@ def _readable_id(value: Any) -> int | str | None:
     return None
 
 
-def id_in_head(head: bytes) -> int | str | None:
-    """The id of the request whose first bytes are ``head`` (a line too long to be read whole), where the object's
-    members before the cut give "id" once and name no response's member (:data:`RESPONSE_KEYS`: its value, a
-    result too long, is what was cut), else None. Read member by member, each value whole or not at all: a client
-    waits for the answer carrying its id, and one writing "id" before "params" (as clients do) gets it."""
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError as err:  # the cut may split a character: the text before it
-        text = head[:err.start].decode("utf-8")
-    decoder, found = json.JSONDecoder(), []
-    text = text.removeprefix("\ufeff")  # a byte order mark opening the first line
-    at = _blank(text, 0)
-    if not text.startswith("{", at):
-        return None
-    at += 1
-    try:
-        while True:
-            key, at = decoder.raw_decode(text, _blank(text, at))
-            at = _blank(text, at)
-            if not isinstance(key, str) or not text.startswith(":", at) or key in RESPONSE_KEYS:
-                return None
-            value, at = decoder.raw_decode(text, _blank(text, at + 1))
-            at = _blank(text, at)
-            if at == len(text):  # no comma or brace after it: a number may be cut ("4" of "42")
-                break
-            if key == "id":
-                found.append(value)
-            if not text.startswith(",", at):
-                break
-            at += 1
-    except (ValueError, RecursionError):  # the cut, or no JSON: the members read so far
-        pass
-    return _readable_id(found[0]) if len(found) == 1 else None
-
-
-def _blank(text: str, at: int) -> int:
-    """The position of the first character from ``at`` that is no JSON whitespace."""
-    while at < len(text) and text[at] in " \t\n\r":
-        at += 1
-    return at
-
-
-__all__ = ["BUSY", "INVALID_REQUEST", "PARSE_ERROR", "RESPONSE_KEYS", "busy", "id_in_head", "id_of", "invalid_request", "key_twice", "parse_error"]
+__all__ = ["BUSY", "INVALID_REQUEST", "PARSE_ERROR", "RESPONSE_KEYS", "busy", "id_of", "invalid_request", "key_twice",
+           "parse_error", "readable_id"]

@@ -7,9 +7,10 @@ The SDK decodes stdin with ``errors="replace"``, so a line holding bytes that ar
 SDK answers one it cannot parse over HTTP (a JSON-RPC error with code -32700), naming the line's number and what is
 wrong, and never reaches the server; the next lines are served. So is a line the SDK's reader refuses (broken JSON, a
 lone surrogate such as "\\ud800"; -32600 for JSON that is no JSON-RPC message), which the SDK's stdio dropped
-unanswered. So is a line over the server's limit (sam-serve --max-body-mb, the HTTP body's), told once its bytes pass
-it and read on to its newline unkept: one huge line, or bytes that never end, grew the memory without bound. Each
-answer carries the request's id where it can be read, as the client waits for that id; a blank line is skipped.
+unanswered. So is a line over the server's limit (sam-serve --max-body-mb, the HTTP body's), read on to its newline
+unkept (one huge line, or bytes that never end, grew the memory without bound) and told once its id is read as it
+passes (sam_model.serve.idscan), at its end at the latest. Each answer carries the request's id where it can be
+read, as the client waits for that id, and says why where none can be; a blank line is skipped.
 Everything else (initialize, notifications, shutdown at end of input once the requests read before it
 are answered, fd 0 and 1 diverted while serving) is the SDK's own."""
 
@@ -40,7 +41,8 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from sam_model.limits import MAX_BODY_BYTES
-from sam_model.serve.jsonrpc import busy, id_in_head, id_of, invalid_request, key_twice, parse_error
+from sam_model.serve.idscan import IdScan, scan_id
+from sam_model.serve.jsonrpc import busy, id_of, invalid_request, key_twice, parse_error
 
 log = logging.getLogger("sam_model.serve")
 
@@ -66,23 +68,27 @@ MAX_IN_FLIGHT = 64  # requests read and not answered yet, before the next line i
 # at once with an error (a client that never answers its server's requests would fill the memory otherwise)
 MAX_HELD = 1024
 CR = 13  # the byte "\r", of a line ending "\r\n"
-HEAD_BYTES = 1 << 16  # of a line over the limit, the bytes kept to read its id from (sam_model.serve.jsonrpc.id_in_head)
 
 
 class TooLong(NamedTuple):
-    """A line longer than the server's limit, read past unkept: its first :data:`HEAD_BYTES` (where its id may be)
-    and its size, if known (a line that never ends has none)."""
+    """A line longer than the server's limit, read past unkept: its size, if known (a line that never ends has none;
+    one told before its end, its id read, neither), and its request's id or why none could be read
+    (sam_model.serve.idscan, which read the whole line as it passed: the id was read from its first 64 KiB alone,
+    and one after a long "params" was answered as null, its client waiting for ever)."""
 
-    head: bytes
     size: int | None
+    request_id: int | str | None
+    why: str | None
 
 
-def too_long(number: int, limit: int, size: int | None) -> str:
-    """The refusal of the line ``number`` over ``limit`` bytes: the limit, where it is set and what a client can do."""
+def too_long(number: int, limit: int, size: int | None, why: str | None = None) -> str:
+    """The refusal of the line ``number`` over ``limit`` bytes: the limit, where it is set and what a client can do;
+    ``why`` its id could not be read, where it could not (the answer's id is then null)."""
     said = f"of {size:,} bytes " if size is not None else ""
+    unfound = f"; no id could be read of it ({why}), so this answer's id is null" if why is not None else ""
     return (f"line {number} {said}is over this server's limit of {limit:,} bytes a line (sam-serve --max-body-mb "
             f"{limit / 1e6:g}): send fewer messages a remember, or start the server with a larger --max-body-mb; "
-            "nothing of this line was read; the next lines are served")
+            f"nothing of this line was read; the next lines are served{unfound}")
 
 
 def unread(line: str, number: int) -> tuple[Any, dict[str, Any] | None]:
@@ -274,7 +280,7 @@ class _Lines:
         """(the message to pass on now, None), (None, the error answering it) or (None, None): a blank line, or a
         request held while :data:`MAX_IN_FLIGHT` are unanswered (or others are held before it)."""
         if isinstance(raw, TooLong):
-            return None, parse_error(too_long(number, self.max_body, raw.size), id_in_head(raw.head))
+            return None, parse_error(too_long(number, self.max_body, raw.size, raw.why), raw.request_id)
         line, why = refused(raw, number)
         if why is not None:
             return None, parse_error(why, id_of(raw.decode("utf-8", "surrogateescape")))
@@ -304,43 +310,79 @@ class _Lines:
             self.unanswered.discard((message.params or {}).get("requestId"))  # type: ignore[arg-type]
 
 
+class _Skipped:
+    """A line over the limit, read past to its newline: its bytes counted and its id read as they pass, none kept."""
+
+    def __init__(self) -> None:
+        self.scan, self.size, self.told, self.cr = IdScan(), 0, False, False
+
+    def read(self, piece: bytes) -> TooLong | None:
+        """The line's next bytes; the refusal to tell now, if its id is read (or none can be): a line that never
+        ends is told at once, where its id opens it or its bytes are no JSON."""
+        self.size += len(piece)
+        self.cr = piece.endswith(b"\r") if piece else self.cr
+        if self.told or not self.scan.feed(piece):
+            return None
+        self.told = True
+        return TooLong(None, *self.scan.end())
+
+    def ended(self, newline: bool) -> TooLong | None:
+        """The line ended (at a newline, or at the end of input: its "\r" then of it); the refusal, if not told."""
+        if self.told:
+            return None
+        return TooLong(self.size - (newline and self.cr), *self.scan.end())
+
+
+def _over(line: bytes, size: int) -> TooLong:
+    """The refusal of ``line``, held whole already (of ``size`` bytes, its newline not counted)."""
+    return TooLong(size, *scan_id(line))
+
+
 def _raw_lines(source: BinaryIO, limit: int = MAX_BODY_BYTES) -> Iterator[bytes | TooLong]:
     """``source``'s lines as bytes, each one longer than ``limit`` bytes (its newline not counted, "\\r\\n" nor
     "\\n": a Windows client's line as long as the HTTP body the limit takes was refused for its "\\r") as a
     :class:`TooLong`, read from its file descriptor where it has one: a daemon thread blocked in a buffered file's
     read holds its lock, which the interpreter's exit then waits on (a fatal error), where one blocked in os.read
-    holds nothing. Read so, at most ``limit`` bytes and a read's are held: a line past them is told at once and read
-    on to its newline unkept (a line of gigabytes, or bytes that never end, grew the memory until the process was
-    killed). A source with no descriptor (a test's lines) is read by its own lines."""
+    holds nothing. Read so, at most ``limit`` bytes and a read's are held: a line past them is read on to its newline
+    unkept (a line of gigabytes, or bytes that never end, grew the memory until the process was killed), and told
+    once its id is read or none can be (:class:`_Skipped`), at its end at the latest. A source with no descriptor (a
+    test's lines) is read by its own lines."""
     try:
         fd = source.fileno()
     except (AttributeError, OSError, ValueError):
         for line in source:
             size = len(line) - line.endswith(b"\n") - line.endswith(b"\r\n")
-            yield TooLong(line[:HEAD_BYTES], size) if size > limit else line
+            yield _over(line, size) if size > limit else line
         return
     pending = bytearray()
-    skipping = False  # an over-long line, told already, is read past to its newline
+    skipping: _Skipped | None = None  # an over-long line, read past to its newline
     while chunk := os.read(fd, 1 << 16):
-        if skipping:
+        if skipping is not None:
             at = chunk.find(b"\n")
+            if (told := skipping.read(chunk if at < 0 else chunk[:at])) is not None:
+                yield told
             if at < 0:
                 continue
-            chunk, skipping = chunk[at + 1:], False
+            if (told := skipping.ended(newline=True)) is not None:
+                yield told
+            chunk, skipping = chunk[at + 1:], None
         start = len(pending)  # where a newline may be: the bytes before held none
         pending += chunk
         cut = 0
         while (at := pending.find(b"\n", start)) >= 0:
             size = at - cut - (at > cut and pending[at - 1] == CR)
-            yield TooLong(bytes(pending[cut:cut + HEAD_BYTES]), size) if size > limit else bytes(pending[cut:at + 1])
+            yield _over(bytes(pending[cut:at]), size) if size > limit else bytes(pending[cut:at + 1])
             cut = start = at + 1
         del pending[:cut]
-        if len(pending) - pending.endswith(b"\r") > limit:  # told now, not at its end: a line may never end
-            yield TooLong(bytes(pending[:HEAD_BYTES]), None)
-            skipping = True
+        if len(pending) - pending.endswith(b"\r") > limit:  # past the limit, no newline yet: a line may never end
+            skipping = _Skipped()
+            if (told := skipping.read(bytes(pending))) is not None:
+                yield told
             pending.clear()
+    if skipping is not None and (told := skipping.ended(newline=False)) is not None:
+        yield told
     if pending:  # the last line, no newline after it: its "\r" is of it
-        yield TooLong(bytes(pending[:HEAD_BYTES]), len(pending)) if len(pending) > limit else bytes(pending)
+        yield _over(bytes(pending), len(pending)) if len(pending) > limit else bytes(pending)
 
 
 def _claim_stdin() -> tuple[BinaryIO, Any]:
