@@ -188,11 +188,15 @@ def all_alike(value: str) -> str | None:
     the same to the eye yet another scope, was taken for its '\u0418'. A word with a letter that looks like none
     ('\u0418\u0432\u0430\u043d', its '\u0418') reads as no Latin word, and is taken."""
     found = [(at, word) for at, word in words(value) if _alike(word)]
-    if not found:
-        return None
+    return _read_as(value, found, LATIN_OF) if found else None
+
+
+def _read_as(value: str, found: list[tuple[int, str]], table: dict[str, str]) -> str:
+    """``value`` with each letter of the ``found`` words (each with its position) that ``table`` maps written as
+    it maps it: what the id looks like."""
     reads = list(value)
     for at, word in found:
-        reads[at:at + len(word)] = [LATIN_OF.get(ch, ch) for ch in word]
+        reads[at:at + len(word)] = [table.get(ch, ch) for ch in word]
     return "".join(reads)
 
 
@@ -210,12 +214,9 @@ def plain_alike(value: str) -> tuple[int, int, int, str] | None:
     found = [(at, word) for at, word in words(value) if _plain_alike(word)]
     if not found:
         return None
-    reads = list(value)
-    for at, word in found:
-        reads[at:at + len(word)] = [LATIN_ALIKE.get(ch, ch) for ch in word]
     at, word = found[0]
     first = at + next(i for i, ch in enumerate(word) if ch in LATIN_ALIKE)
-    return at, at + len(word), first, "".join(reads)
+    return at, at + len(word), first, _read_as(value, found, LATIN_ALIKE)
 
 _PRESENTED = regex.compile(r"\p{Emoji_Presentation}")
 
