@@ -59,7 +59,8 @@ def script(ch: str) -> str:
 # LATIN SMALL LETTER CHI: it is drawn as 'x'. Rows added on 2026-12-07, when the table was checked against the
 # file: г (r), σ (o), ց (g), ք (f), գ (q), Տ (S), Ԍ (G), Ϝ (F) ('рарег' read 'paper' and 'ցօօց' 'goog', yet were
 # taken), then Ϳ, Ϻ, ϸ, ᴦ, Ь, Һ, ш, ѡ, Ѵ, ѵ, ҽ, ᲂ, ᲃ, ꙇ, ա, յ, ռ, ւ ('ѡѡѡ' read 'www'); ӏ reads 'l', not 'i'.
-# Of these, Һ, ᲂ, ᲃ and յ (17.0.0: 'ȷ') are rows of 18.0.0 that 17.0.0 lacks, as is Ԛ (Q)
+# Of these, Һ, ᲂ, ᲃ and յ (17.0.0: 'ȷ') are rows of 18.0.0 that 17.0.0 lacks, as is Ԛ (Q). Derived, with LATIN_ALIKE, by
+# sam_model.confusables
 LATIN_OF = {
     # Cyrillic
     "\u0430": "a", "\u0441": "c", "\u0501": "d", "\u0435": "e", "\u04bb": "h", "\u0456": "i", "\u0458": "j",

@@ -92,20 +92,8 @@ def test_a_greek_letter_in_a_latin_word_is_refused_as_mixing_scripts():
 
 
 # every Cyrillic, Greek and Armenian letter that NFKC leaves as it is and whose skeleton in confusables.txt 18.0.0 is
-# one ASCII Latin letter, with that letter, as this printed them (python this.py confusables.txt; scripts.py says
-# which copy of the file):
-#   import sys, unicodedata as u
-#   from sam_model.scripts import script
-#   to = {}
-#   for line in open(sys.argv[1], encoding="utf-8-sig"):
-#       f = line.split("#")[0].split(";")
-#       if len(f) == 3:
-#           to["".join(chr(int(h, 16)) for h in f[0].split())] = "".join(chr(int(h, 16)) for h in f[1].split())
-#   for c in sorted(to):
-#       if len(c) == 1 and u.category(c)[0] == "L" and script(c) in ("Cyrillic", "Greek", "Armenian"):
-#           s = u.normalize("NFD", "".join(to.get(x, x) for x in u.normalize("NFD", c)))
-#           if len(s) == 1 and s.isascii() and s.isalpha() and u.normalize("NFKC", c) == c:
-#               print(c, s)
+# one ASCII Latin letter, with that letter, as sam_model.confusables derives them (python -m sam_model.confusables
+# PATH; tests/test_scope_latin_alike.py checks the table against the file where SAM_CONFUSABLES_TXT names a copy):
 DERIVED = ("ͿJ ΑA ΒB ΕE ΖZ ΗH Ιl ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX αa γy ιi νv οo ρp σo υu ϜF ϳj ϸp ϺM "
            "ЅS Іl ЈJ АA ВB ЕE КK МM НH ОO РP СC ТT УY ХX Ьb аa гr еe оo рp сc уy хx шw ѕs іi јj ѡw "
            "ѴV ѵv ҮY үy Һh һh ҽe Ӏl ӏl ԁd ԌG ԚQ ԛq ԜW ԝw "
