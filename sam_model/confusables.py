@@ -9,6 +9,7 @@ letter categories are Python's (unicodedata), scripts sam_model.scripts.script's
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import sys
 import unicodedata
@@ -66,15 +67,26 @@ def derive(text: str) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def main(argv: list[str]) -> int:
-    """Print the tables derived from the confusables.txt at ``argv[0]``, and whether the file is the one pinned."""
-    if len(argv) != 1:
-        print(f"usage: python -m sam_model.confusables PATH (confusables.txt {VERSION})", file=sys.stderr)
-        return 2
-    data = Path(argv[0]).read_bytes()
+    """Print the tables derived from a confusables.txt, and whether the file is the one pinned."""
+    parser = argparse.ArgumentParser(
+        prog="python -m sam_model.confusables",
+        description="Print LATIN_OF and LATIN_ALIKE (sam_model.scripts' look-alike tables) as derived from "
+        f"Unicode's confusables.txt {VERSION}, to compare with the committed ones.")
+    parser.add_argument("path", type=Path, help=f"a copy of confusables.txt {VERSION} (no default: the file is not "
+                        "fetched; Unicode publishes it under Public/security/)")
+    path = parser.parse_args(argv).path
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        parser.error(f"{path}: cannot be read ({e.strerror}); give the path of a confusables.txt {VERSION}")
     if hashlib.sha256(data).hexdigest() != SHA256:
-        print(f"{argv[0]}: sha256 is not {SHA256} (confusables.txt {VERSION} as published); its tables follow",
+        print(f"{path}: sha256 is not {SHA256} (confusables.txt {VERSION} as published); its tables follow",
               file=sys.stderr)
-    for name, table in zip(("LATIN_OF", "LATIN_ALIKE"), derive(data.decode("utf-8"))):
+    try:
+        tables = derive(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        parser.error(f"{path}: {e}")
+    for name, table in zip(("LATIN_OF", "LATIN_ALIKE"), tables):
         print(f"{name} = {{" + ", ".join(f"{ascii(k)}: {v!r}" for k, v in table.items()) + "}")
     return 0
 
