@@ -19,7 +19,7 @@ import test_adk_memory
 from test_adk_memory import Dumped, needs_adk, stored
 from test_format_adk import camel_keys
 
-from sam_model.data.formats import to_chat
+from sam_model.data.formats import adk
 from sam_model.data.formats.recalls import recalled
 from sam_model.data.transcripts import ImportReport, iter_transcript_events
 from sam_model.memory import HashingEncoder, ScopedMemory
@@ -66,8 +66,13 @@ def _recall(adapter: Any) -> tuple[ScopedMemory, Any, dict[str, Any]]:
     return store, service, {"result": {"memories": [m.model_dump(mode="json") for m in found.memories]}}
 
 
+def _read(events: list[dict[str, Any]], owner: tuple[str, str] | None = ("mia", "shop")) -> Any:
+    """The events read as the session of ``owner`` (its user and app) holds them."""
+    return adk.to_chat(events, "session", owner=owner)
+
+
 def _tool_texts(events: list[dict[str, Any]]) -> list[Any]:
-    return [m["content"] for m in to_chat(events).messages if m["role"] == "tool"]
+    return [m["content"] for m in _read(events).messages if m["role"] == "tool"]
 
 
 def _shapes(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -85,7 +90,7 @@ def _shapes(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_sams_load_memory_result_reads_as_the_recall_marker_its_call_kept(adapter, shape):
     _, _, response = _recall(adapter)
     doc = _shapes(_second(response))[shape]
-    chat = to_chat(doc["events"])
+    chat = _read(doc["events"])
     assert [m["role"] for m in chat.messages] == ["user", "assistant", "tool", "assistant"]
     assert chat.messages[1]["tool_calls"][0]["function"] == {"name": "load_memory", "arguments": {"query": "order"}}
     assert chat.messages[2] == {"role": "tool", "name": "load_memory", "content": recalled(2), "tool_call_id": "adk-1"}
@@ -237,7 +242,7 @@ def test_a_real_runner_s_load_memory_of_another_memory_service_reads_as_a_result
 def _then(adapter: Any, monkeypatch: Any) -> None:
     """The adapter reading sessions as it did before SAM's load_memory results read as the marker."""
     now = adapter.to_chat
-    monkeypatch.setattr(adapter, "to_chat", lambda events, where, **_: now(events, where, recalls=False))
+    monkeypatch.setattr(adapter, "to_chat", lambda events, where, **_: now(events, where, recalls="none"))
 
 
 def _more(doc: dict[str, Any]) -> dict[str, Any]:

@@ -745,7 +745,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 225: an ADK load_memory entry is SAM's only with a score and, where it names a session, an id of that session's
 # episode (an app's own entries of a step, or of another session's id, were read as the marker, their words lost).
 # Every SAM recall, every other session, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 225
+# 226: an ADK load_memory result is SAM's recall only where each entry's id names a scope of the session's user and
+# app (user/app/...#STEP, as SAM's search of them returns): an app's entries of SAM's shape of another user's, no
+# user's or another app's id, and a session's events read without it, read as the app's result, their words kept.
+# Every SAM recall of the session's own user and app, every other session, examples/logs and tests/fixtures convert
+# byte for byte.
+CONVERSION_VERSION = 226
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from sam_model.data.formats import (
     FORMATS,
     Chat,
     Conversation,
+    adk,
     detect,
     files,
     openhands,
@@ -377,9 +378,14 @@ def _read(conv: Conversation, fmt: str) -> Chat:
     """``conv`` as chat messages; a reader's refusal (an unknown role, a block of a shape it does not know) names the
     reader that would read the conversation when it is another's (a Gemini log forced through --format bedrock
     said only "role 'model' is not a Converse role")."""
-    try:  # a V1 conversation's head its state names (base_state.json): the one reader a container's head is given
-        chat = openhands_v1.to_chat(conv.messages, conv.where, conv.head) if conv.head and fmt == openhands.V1 \
-            else to_chat(conv.messages, conv.where, fmt)
+    try:  # a V1 conversation's head its state names (base_state.json), an ADK session's owner (whose memories are
+        # SAM's recall in it): the readers given what their container holds beside the messages
+        if conv.head and fmt == openhands.V1:
+            chat = openhands_v1.to_chat(conv.messages, conv.where, conv.head)
+        elif conv.owner and fmt == "adk":
+            chat = adk.to_chat(conv.messages, conv.where, owner=conv.owner)
+        else:
+            chat = to_chat(conv.messages, conv.where, fmt)
     except TranscriptFormatError as err:
         if err.advice or isinstance(err, OwnFieldError) or _another_reader(conv) is None:
             raise

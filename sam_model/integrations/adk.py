@@ -22,8 +22,10 @@ them (AUTHOR: ``user`` or the agent, an add a run of the agent's messages or one
 time), which the entries a search returns carry. ``system``: the agent's instruction, which the session does not
 hold, read as the policy of each session (as the reader reads a dump's ``system`` field). A text longer than a memory
 holds is stored cut as ``sam-data transcripts --result-limit 90000`` cuts it, with a warning. A ``load_memory``
-result this service answered is SAM's own recall, its memories stored already: the reader reads it as the recall
-marker (formats.adk.is_recall), so a session is never stored with the memories it recalled copied into it.
+result this service answered is SAM's own recall, its memories stored already: the reader, told the session's user
+and app, reads it as the recall marker where its entries' ids are of their scopes (formats.adk.is_recall), so a
+session is never stored with the memories it recalled copied into it, and an app's entries of another scope are
+stored as its words.
 
 ``add_events_to_memory`` (ADK's delta: the latest turn's events): each event stored once by its id (EVENTS, the
 ids of an add's events; the progress mark keeps each stored id's content digest, so deleted events stay deleted),
@@ -67,7 +69,7 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
     raise ImportError(f"sam_model.integrations.adk needs google-adk ({exc}): pip install google-adk, or use "
                       "ScopedMemory directly") from None
 
-from sam_model.data.formats.adk import to_chat
+from sam_model.data.formats.adk import Recalls, to_chat
 from sam_model.data.formats.recalls import TAG
 from sam_model.integrations.fitting import cut_as_importer
 from sam_model.integrations.scopes import escaped, fixed_scopes
@@ -85,6 +87,9 @@ EVENTS = "adk_events"  # an add's events' ids (add_events_to_memory's progress m
 WRAPPER = "PAST_CONVERSATIONS"  # the tag ADK's preload_memory tool quotes the entries' text in, unescaped
 SESSIONS = 1024  # sessions whose chat a service keeps (a server's memory grew with every session it ever stored)
 Key = tuple[str, str, str]  # (app_name, user_id, session id)
+# the readings of SAM's load_memory results a session stored before was stored with (formats.adk.Recalls): matched
+# against today's alone, an upgraded service read the session on from before its first recall and stored it again
+EARLIER: tuple[Recalls, ...] = ("shaped", "none")
 
 
 def _scopes(app_name: Any, user_id: Any, session_id: Any = None, *, session: bool = False) -> dict[str, str | None]:
@@ -130,7 +135,7 @@ class SAMMemoryService(BaseMemoryService):
         app, user, sid = dump.get("app_name", dump.get("appName")), dump.get("user_id", dump.get("userId")), dump.get("id")
         scopes = _scopes(app, user, sid, session=True)
         events = dump.get("events") or []
-        chat = to_chat(events, f"session {sid}")
+        chat = to_chat(events, f"session {sid}", owner=(user, app))
         messages, sources = chat.messages, chat.sources
         if self.system:
             messages, sources = [{"role": "system", "content": self.system}, *messages], ["policy", *sources]
@@ -161,7 +166,7 @@ class SAMMemoryService(BaseMemoryService):
             ids = {**{i: "" for x in sources[same:] if (i := _id(events, x)) is not None}, **ids}
             self._mark(scopes, {TO: len(messages) - policy, DIGEST: digests[-1], EVENTS: ids})
             if key in self._seen:  # what add_events_to_memory read of the session: these are stored now
-                self._seen[key].update({i: _content(events, x) for x in sources[same:]
+                self._seen[key].update({i: _content(events, x, (user, app)) for x in sources[same:]
                                         if (i := _id(events, x)) is not None and i not in self._seen[key]})
             self._stored[key] = messages
             self._stored.move_to_end(key)
@@ -194,10 +199,10 @@ class SAMMemoryService(BaseMemoryService):
             seen = dict(self._seen[key] if key in self._seen else self._seen_before(scopes, events))
             new, changed = [], []
             for e in events:
-                digest = _said_digest(e)
-                if e["id"] in seen:
-                    changed += [e["id"]] if seen[e["id"]] not in ("", digest, _said_digest(e, recalls=False)) \
-                        else []  # "": read off a memory; the last, as stored before a recall read as the marker
+                digest = _said_digest(e, (user_id, app_name))
+                if e["id"] in seen:  # "": read off a memory; the others, as stored before with an earlier reading
+                    changed += [e["id"]] if seen[e["id"]] not in ("", digest, *(_said_digest(
+                        e, (user_id, app_name), then) for then in EARLIER)) else []
                     continue
                 seen[e["id"]] = digest  # an id twice in one delta: its first stored, as ADK's in-memory service does
                 new.append(e)
@@ -206,7 +211,7 @@ class SAMMemoryService(BaseMemoryService):
                             "stored first is kept (delete it and add the event under a new id to store the edit)",
                             ", ".join(changed), session_id)
             self._last[(app_name, user_id)] = session_id
-            chat = to_chat(new, f"session {session_id} (events added)")
+            chat = to_chat(new, f"session {session_id} (events added)", owner=(user_id, app_name))
             self._add_runs(new, chat.messages, chat.sources, 0, scopes, lambda start, end: {
                 SESSION: session_id, EVENTS: sorted({new[int(chat.sources[i].removeprefix("event "))]["id"]
                                                      for i in range(start, end)})})
@@ -275,17 +280,18 @@ class SAMMemoryService(BaseMemoryService):
         found = self.memory.get_all(**scopes, limit=None)["results"]
         mark = self.memory.progress(**scopes)  # kept when the session's memories were deleted: those stay deleted
         marks = [*(r["metadata"] for r in found), *([mark] if isinstance(mark, dict) and DIGEST in mark else [])]
-        then = _digests_then(events, digests)
+        owner = _owner(scopes)
+        then = _digests_then(events, digests, owner)
         to = max((m[TO] for m in marks if isinstance(m.get(TO), int) and not isinstance(m[TO], bool)
-                  and 0 <= m[TO] < len(digests) and m.get(DIGEST, digests[m[TO]]) in (digests[m[TO]], then[m[TO]])),
+                  and 0 <= m[TO] < len(digests) and m.get(DIGEST, digests[m[TO]]) in {t[m[TO]] for t in then}),
                  default=0)
         seen = _seen(scopes, found, mark)
         # on from TO (events added as deltas after the session's last add, which its TO does not count; read from
         # 0, a session added, then its turn's events, then the session again stored those events twice)
         by_id = to  # each message's event's digest made only while they are stored (a session's first sight)
         while by_id + policy < len(sources) and (e := _id(events, sources[by_id + policy])) is not None \
-                and seen.get(e) in (_content(events, sources[by_id + policy]),
-                                    _content(events, sources[by_id + policy], recalls=False)):
+                and seen.get(e) in {_content(events, sources[by_id + policy], owner, recalls)
+                                    for recalls in ("owned", *EARLIER)}:
             by_id += 1
         return messages[:by_id + policy]
 
@@ -336,15 +342,16 @@ def _stored_before_ids(scopes: dict[str, str | None], found: list[dict[str, Any]
            and isinstance(m.get(DIGEST), str) and EVENTS not in m]
     if not old or not events:
         return {}
-    chat = to_chat(events, "the events added")
+    owner = _owner(scopes)
+    chat = to_chat(events, "the events added", owner=owner)
     digests = _digests(chat.messages)
-    then = _digests_then(events, digests)  # stored then, a recall was read as a result: its digests those words'
-    to = max((m[TO] for m in old if m[TO] < len(digests) and m[DIGEST] in (digests[m[TO]], then[m[TO]])
+    then = _digests_then(events, digests, owner)  # stored then, a recall may have been read otherwise
+    to = max((m[TO] for m in old if m[TO] < len(digests) and m[DIGEST] in {t[m[TO]] for t in then}
               and _same_events(own, events, chat.sources, m[TO])), default=0)
     last = {}  # each event's last chat message
     for i, x in enumerate(chat.sources):
         last[int(x.removeprefix("event "))] = i
-    return {events[e]["id"]: _said_digest(events[e]) for e, i in last.items() if i < to}
+    return {events[e]["id"]: _said_digest(events[e], owner) for e, i in last.items() if i < to}
 
 
 def _same_events(metas: list[dict[str, Any]], events: list[dict[str, Any]], sources: list[str], to: int) -> bool:
@@ -380,26 +387,32 @@ def _id(events: list[Any], source: str) -> str | None:
     return i if isinstance(i, str) and i else None
 
 
-def _content(events: list[Any], source: str, *, recalls: bool = True) -> str | None:
+def _owner(scopes: dict[str, str | None]) -> tuple[str, str]:
+    """The (user_id, app_name) of a session's scopes: whose memories are SAM's recall in it (formats.adk.is_recall)."""
+    return str(scopes["user_id"]), str(scopes["agent_id"])
+
+
+def _content(events: list[Any], source: str, owner: tuple[str, str], recalls: Recalls = "owned") -> str | None:
     """The digest of the event a chat message was read from (_said), None for the policy."""
-    return _said_digest(events[int(source.removeprefix("event "))], recalls=recalls) if source.startswith(
+    return _said_digest(events[int(source.removeprefix("event "))], owner, recalls) if source.startswith(
         "event ") else None
 
 
-def _said_digest(event: Any, *, recalls: bool = True) -> str:
+def _said_digest(event: Any, owner: tuple[str, str], recalls: Recalls = "owned") -> str:
     """What add_events_to_memory keeps of an event's content: a digest of the chat messages read of it, alike
-    however the event was dumped (a session's dump or the event's own, its nulls, by alias or not). ``recalls``
-    False: as read before SAM's load_memory results read as the recall marker (formats.adk.to_chat)."""
-    return _digests(to_chat([event], "an event", recalls=recalls).messages)[-1]
+    however the event was dumped (a session's dump or the event's own, its nulls, by alias or not), its load_memory
+    results read as ``recalls`` says (formats.adk.to_chat: an earlier reading, for an event stored then)."""
+    return _digests(to_chat([event], "an event", owner=owner, recalls=recalls).messages)[-1]
 
 
-def _digests_then(events: list[Any], digests: list[str]) -> list[str]:
-    """The digests of the session's chat messages (``digests``: today's) as a service read them before SAM's
-    load_memory results read as the recall marker: a session stored then holds its recalls' results, and matched
-    against today's reading alone, an upgraded service read it on from before its first recall and stored the turns
+def _digests_then(events: list[Any], digests: list[str], owner: tuple[str, str]) -> list[list[str]]:
+    """The digests of the session's chat messages: today's (``digests``), and as a service read them with each
+    earlier reading of SAM's load_memory results (EARLIER: a recall read as a result before 224, an app's entries of
+    SAM's shape read as the marker before 226): a session stored then holds that reading, and matched against
+    today's alone, an upgraded service read it on from before the first result read otherwise and stored the turns
     after it again. The marker stands one for one in a result's place, so the count is the same."""
-    then = _digests(to_chat(events, "the session", recalls=False).messages)
-    return then if len(then) == len(digests) else digests
+    thens = [_digests(to_chat(events, "the session", owner=owner, recalls=r).messages) for r in EARLIER]
+    return [digests, *(then for then in thens if len(then) == len(digests))]
 
 
 def _digests(chat: list[dict[str, Any]]) -> list[str]:

@@ -17,7 +17,10 @@ app's bookkeeping, no words, and a ``compaction`` summarizes events the session 
 SAMMemoryService answered (ADK's ``{"result": {"memories": [...]}}`` of SAM's MemoryEntry items, :func:`is_recall`),
 reads as the marker :mod:`.recalls` stores in a recall's place, its call kept: its memories are the store's already
 (read as a result, each recall stored them again, the training data's labels pointing at SAM's own recall); an app's
-own ``load_memory`` tool, or another memory service's answer, reads as any result. The session holds no system instruction (it is the
+own ``load_memory`` tool, or another memory service's answer, reads as any result. Told by the session's owner too:
+each entry's id names a scope of the session's user and app (``owner``), as SAM's ids of that user's search do; an
+app's entries imitating SAM's shape, or SAM's entries relayed of another user, or events read without their session,
+read as the app's result, its words kept. The session holds no system instruction (it is the
 agent's ``instruction``, kept in code): a ``system`` (or ``system_instruction``) field added beside the events is
 the policy, ``{**session.model_dump(mode="json"), "system": agent.instruction}``.
 """
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from sam_model.data.formats import gemini
 from sam_model.data.formats.base import Chat, TranscriptFormatError, each
@@ -61,6 +64,13 @@ def is_session(doc: Any) -> bool:
     """A session's dump: its ``events`` list beside its ``app_name`` and ``user_id`` (camelCase too)."""
     return (isinstance(doc, Mapping) and isinstance(doc.get("events"), list)
             and any(k in doc for k in ("app_name", "appName")) and any(k in doc for k in ("user_id", "userId")))
+
+
+def owner(session: Mapping[str, Any]) -> tuple[str, str] | None:
+    """A session dump's (user_id, app_name), snake_case or camelCase: whose memories are SAM's recall in it
+    (:func:`is_recall`). One that is no string (no user SAMMemoryService stores): None, no entry SAM's."""
+    user, app = _get(session, "user_id"), _get(session, "app_name")
+    return (user, app) if isinstance(user, str) and isinstance(app, str) else None
 
 
 def sniff(messages: list[Any]) -> bool:
@@ -98,20 +108,43 @@ def live(events: list[Any]) -> list[int]:
     return kept[::-1]
 
 
-def is_recall(response: Any) -> bool:
+# how a session's load_memory results are read (to_chat's ``recalls``): "owned", SAM's recall where its entries have
+# SAM's shape and ids of the session's user and app (CONVERSION_VERSION 226 on); "shaped", where they have SAM's
+# shape, whoever's ids (224 and 225: what a session stored then holds); "none", every one a result (before 224)
+Recalls = Literal["owned", "shaped", "none"]
+
+
+def is_recall(response: Any, owner: tuple[str, str] | None, *, shaped: bool = False) -> bool:
     """Whether a ``load_memory`` function_response's ``response`` is SAM's recall: ADK's ``{"result": {"memories":
     [...]}}`` (its LoadMemoryResponse, wrapped as ADK wraps a result that is no dict), each memory a MemoryEntry as
     SAMMemoryService writes it: one text part of a user or model content, its custom_metadata SAM's score (always
-    one), session and step, its id the memory's (``...#STEP``, its episode the session's). An empty list says no one's memories, and reads as it was."""
+    one), session and step, its id the memory's (``...#STEP``, its episode the session's), and that id a scope of
+    ``owner``, the session's (user_id, app_name): SAM's search of the session's user and app returns no other, so an
+    app's own service imitating SAM's shape, or an app relaying another user's (or no user's) memories, is the app's
+    result, its words kept. ``owner`` None (events read without their session): no entry is told SAM's, unless
+    ``shaped`` (the reading of 224 and 225, by shape alone). An empty list says no one's memories, and reads as it
+    was."""
     if not (isinstance(response, Mapping) and set(response) == {"result"} and isinstance(response["result"], Mapping)
             and set(response["result"]) == {"memories"} and isinstance(response["result"]["memories"], list)):
         return False
+    if owner is None and not shaped:
+        return False
     entries = response["result"]["memories"]
-    return bool(entries) and all(_sam_entry(e) for e in entries)
+    return bool(entries) and all(_sam_entry(e) and (shaped or _owned(e["id"], owner)) for e in entries)
+
+
+def _owned(memory_id: str, owner: tuple[str, str] | None) -> bool:
+    """Whether a memory's id (``episode#step``) names a scope of ``owner`` (user_id, app_name): SAM's episode is its
+    scopes joined by '/' (ScopedMemory.episode_of: ``user/app``, or ``user/app/session``), no scope holding a '/'."""
+    if owner is None:
+        return False
+    episode, base = memory_id.rsplit("#", 1)[0], f"{owner[0]}/{owner[1]}"
+    return episode == base or episode.startswith(f"{base}/") and "/" not in episode.removeprefix(f"{base}/")
 
 
 def _sam_entry(e: Any) -> bool:
-    """Whether ``e`` (a MemoryEntry's dump, its nulls kept or not, by alias or not) is one SAMMemoryService wrote."""
+    """Whether ``e`` (a MemoryEntry's dump, its nulls kept or not, by alias or not) has the shape SAMMemoryService
+    writes (whose scope its id names: :func:`_owned`)."""
     if not isinstance(e, Mapping) or not set(e) <= ENTRY or not isinstance(e.get("content"), Mapping):
         return False
     meta, content, step = e.get("custom_metadata"), e["content"], None
@@ -146,7 +179,7 @@ def _of(memory_id: str, meta: Mapping[str, Any]) -> bool:
     return isinstance(session, str) and (episode == session or episode.endswith(f"/{session}"))
 
 
-def _unrecalled(content: Mapping[str, Any]) -> Mapping[str, Any]:
+def _unrecalled(content: Mapping[str, Any], owner: tuple[str, str] | None, shaped: bool) -> Mapping[str, Any]:
     """``content`` with each of its load_memory results that is SAM's recall (:func:`is_recall`) as the marker
     (recalls.recalled), its name and id kept, so its call is answered; the rest as it was."""
     parts = content.get("parts")
@@ -157,16 +190,18 @@ def _unrecalled(content: Mapping[str, Any]) -> Mapping[str, Any]:
         key = next((k for k in ("function_response", "functionResponse") if isinstance(p, Mapping)
                     and isinstance(p.get(k), Mapping)), None)
         fr = p[key] if key else None
-        if fr is not None and fr.get("name") == LOAD and is_recall(fr.get("response")):
+        if fr is not None and fr.get("name") == LOAD and is_recall(fr.get("response"), owner, shaped=shaped):
             p, changed = {**p, key: {**fr, "response": {"result": recalled(len(fr["response"]["result"]["memories"]))}}}, True
         out.append(p)
     return {**content, "parts": out} if changed else content
 
 
-def to_chat(events: list[Any], where: str, *, recalls: bool = True) -> Chat:
-    """The events' contents read by the Gemini reader, each chat message's source its event. ``recalls``: SAM's
-    load_memory results read as the marker (:func:`is_recall`); False reads them as results, as this reader did
-    before CONVERSION_VERSION 224 (SAMMemoryService matches a session it stored then against that reading)."""
+def to_chat(events: list[Any], where: str, *, owner: tuple[str, str] | None = None,
+            recalls: Recalls = "owned") -> Chat:
+    """The events' contents read by the Gemini reader, each chat message's source its event. ``owner``: the
+    session's (user_id, app_name), of whose scopes SAM's load_memory results are read as the marker (:func:`is_recall`;
+    None, events without their session: none is). ``recalls``: as this reader read them when (:data:`Recalls`):
+    SAMMemoryService matches a session it stored before against that reading."""
     # a set, looked up once an event: a list was quadratic in a session's events, and SAMMemoryService reads the
     # whole session again at each add (0.29 s at 8,000 events, 0.07 s now)
     kept = set(live(events))
@@ -195,7 +230,8 @@ def to_chat(events: list[Any], where: str, *, recalls: bool = True) -> Chat:
             answers = parts and all(isinstance(p, Mapping) and gemini.part(p, w)[0] == "functionResponse"
                                     for p in parts)
             role = "user" if answers else "model"
-        contents.append({**(_unrecalled(content) if recalls else content), "role": role})
+        contents.append({**(_unrecalled(content, owner, recalls == "shaped") if recalls != "none" else content),
+                         "role": role})
         at.append(i)
     for key in ("input_transcription", "output_transcription"):  # a live (audio) run's words: no content
         n = sum(1 for e in events if isinstance(e, Mapping) and _get(e, key) is not None)

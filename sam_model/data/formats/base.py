@@ -156,6 +156,7 @@ class Conversation:
     head: str = ""  # an OpenHands V1 conversation's leaf_event_id (base_state.json): the branch read ends there
     loops: str = ""  # the ids a Responses request's previous_response_id leads round, none a first request (looping)
     lacking: tuple[str, ...] = ()  # what the container lacks that the conversation is read without (its policy)
+    owner: tuple[str, str] | None = None  # an ADK session's (user_id, app_name): whose memories are SAM's recall in it
 
 
 @dataclass

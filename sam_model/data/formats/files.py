@@ -1244,7 +1244,7 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             # id), in ScopedMemory.episode_of's order, the episode SAMMemoryService stores the session in
             raw_id = "/".join(_id(obj, k if k in obj else gemini.camel(k), where) for k in ("user_id", "app_name", "id"))
             conv = Conversation(episode_id_of(raw_id), obj["events"], where, episode_id_of(raw_id), "adk",
-                                adk.policy(obj, where))
+                                adk.policy(obj, where), owner=adk.owner(obj))
         elif agent_framework.is_session(obj) and format in (None, "agent-framework"):  # session.to_dict(): its
             # history provider's messages, named by the session's id
             raw_id = _id(obj, "session_id", where)
