@@ -272,9 +272,13 @@ def test_a_binding_edited_in_any_way_names_no_user_and_never_crashes(edit):
     with pytest.raises(ValueError, match="has no user") as err:
         sam.scopes(restored)
     assert "\n" not in str(err.value) and "bind(session" in str(err.value)
-    if isinstance(edit, dict):  # the app binds it again, to its user
+    if isinstance(edit, dict) and edit.get("user_id", "mia") in (None, "mia"):  # the app binds it again, to its user
         sam.bind(restored, "mia")
         assert sam.scopes(restored)["user_id"] == "mia"
+    elif isinstance(edit, dict):  # it names another user: never bound to this one (a seal of another secret is alike)
+        with pytest.raises(ValueError, match="'s; a session's user is fixed") as err:
+            sam.bind(restored, "mia")
+        assert "\n" not in str(err.value) and sam.bound_user(restored) is None
 
 
 def test_a_seal_copied_from_another_session_or_user_does_not_hold():

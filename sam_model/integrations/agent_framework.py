@@ -31,9 +31,11 @@ or by :meth:`SAMContextProvider.bind`; a session's user cannot be changed, and a
 so it travels with the session when it is serialised and no provider holds a map of sessions (one grew by a session
 a session, for ever): the user beside a seal, an HMAC of the session id and the user under the provider's
 ``secret``, so a session dict edited by a client cannot name another user (its seal no longer holds: the session has
-no user until bound again). Providers of one ``secret`` (the app's, kept as its other keys) read each other's
-sessions, after a restart too; without one a provider seals under a key of its own, and a session restored in
-another process is bound again (to any user, as a new one: give ``secret`` to keep its user). A provider made with
+no user until bound again, to the user it names only). Providers of one ``secret`` (the app's, kept as its other
+keys) read each other's sessions, after a restart too; without one a provider seals under a key of its own, and a
+session restored in another process is bound again to its user (another refused: give ``secret`` to keep its
+user without binding). Providers of other secrets binding one session each add their seal (SEALS kept), under one
+lock of them all: a bound session is never bound to another user, from any provider, thread or task. A provider made with
 ``user_id`` fixes that user for every session instead (one agent a user). ``agent_id`` (and ``run_id``) narrow the
 scopes as ScopedMemory's do. Store calls run in a worker thread (``asyncio.to_thread``).
 """
@@ -57,6 +59,10 @@ from sam_model.memory import ScopedMemory
 
 SOURCE = "sam_memory"  # the provider's source_id: its context message's attribution, its state's key (the binding)
 USER, SEAL = "user_id", "seal"  # the keys of a session's binding in its state[source_id]
+SEALS = 8  # the seals a binding keeps, newest last: one a secret (or a provider's own key) that bound its user
+# one lock of every provider's binds: a provider's own let two providers (two agents, or a provider made each request)
+# binding one session at once both find it unbound, the user written last the session's, the other's run going on
+_BINDING = threading.Lock()
 __all__ = ["HEAD", "SAMContextProvider"]
 log = logging.getLogger(__name__)
 
@@ -123,7 +129,6 @@ class SAMContextProvider:
         self.memory, self.k, self.source_id = memory, check_k(k), source_id
         self.user_id, self.agent_id, self.run_id = user_id, agent_id, run_id
         self._key = secret.encode() if isinstance(secret, str) else secret or secrets.token_bytes(32)
-        self._binding = threading.Lock()  # a bind's look-up and store, one step (no session's user bound twice)
 
     def create_session(self, agent: Any, user_id: str, *, session_id: str | None = None) -> Any:
         """``agent.create_session()``, the session bound to ``user_id`` (:meth:`bind`)."""
@@ -138,26 +143,40 @@ class SAMContextProvider:
         if not user_id:
             raise ValueError("SAMContextProvider.bind: give the session's user_id (a session of no user would read "
                              "and store no one's memories)")
-        # one step under the lock checks and fixes the user: a look-up then a store let two threads binding one
-        # session to two users at once both pass, and a run of the one bound first read the other's memories
-        with self._binding:
-            held = self.user_id if self.user_id is not None else self.bound_user(session)
-            if held is None:
-                self._slot(session).update({USER: user_id, SEAL: self._seal(session.session_id, user_id)})
+        # one step under the lock of every provider checks and fixes the user: a look-up then a store let two
+        # threads (or two providers) binding one session to two users at once both pass, and a run of the one bound
+        # first read the other's memories
+        with _BINDING:
+            held = self.user_id if self.user_id is not None else self.named_user(session)
+            if held in (None, user_id) and self.user_id is None and self.bound_user(session) is None:
+                slot = self._slot(session)
+                seals = slot.get(SEAL) if held is not None else None
+                seals = [seals] if isinstance(seals, str) else [x for x in seals if isinstance(x, str)] \
+                    if isinstance(seals, list) else []
+                mine = self._seal(session.session_id, user_id)
+                slot.update({USER: user_id, SEAL: mine if not seals else [*seals, mine][-SEALS:]})
                 held = user_id
         if held != user_id:
             raise ValueError(f"SAMContextProvider.bind: session {session.session_id!r} is user {held!r}'s; a "
                              "session's user is fixed: make a new session for another user")
 
+    def named_user(self, session: Any) -> str | None:
+        """The user ``session``'s state names, its seal held or not: a binding of another provider's secret (or of
+        a provider's own key before a restart) is still its user's, so it is sealed again for that user only."""
+        slot = session.state.get(self.source_id)
+        return slot.get(USER) if isinstance(slot, dict) and isinstance(slot.get(USER), str) else None
+
     def bound_user(self, session: Any) -> str | None:
         """The user ``session``'s state is bound to under this provider's secret (None: none, or a binding whose seal
         does not hold: edited, or sealed under another secret)."""
         slot = session.state.get(self.source_id)
-        if not isinstance(slot, dict) or not isinstance(user := slot.get(USER), str) or not isinstance(
-                seal := slot.get(SEAL), str):
+        if not isinstance(slot, dict) or not isinstance(user := slot.get(USER), str):
             return None
+        seals = slot.get(SEAL) if isinstance(slot.get(SEAL), list) else [slot.get(SEAL)]  # one seal, or a secret's each
+        mine = self._seal(session.session_id, user).encode()
         # bytes, not str: compare_digest refuses a str of non-ASCII characters (a client's seal of "é" failed the run)
-        held = hmac.compare_digest(seal.encode("utf-8", "surrogatepass"), self._seal(session.session_id, user).encode())
+        held = any(hmac.compare_digest(seal.encode("utf-8", "surrogatepass"), mine) for seal in seals
+                   if isinstance(seal, str))
         return user if held else None
 
     def _seal(self, session_id: str, user_id: str) -> str:

@@ -1,0 +1,174 @@
+"""Two SAMContextProviders binding one Agent Framework session at once (two agents sharing a session, a provider made
+each request, two worker threads or two asyncio tasks): the session's user lives in its state, sealed with an HMAC
+under each provider's secret. Each provider held a lock of its own, so two of them both found the session unbound and
+both wrote it, the user written last the session's while the other's bind had returned; and a provider of another
+secret, whose seal check fails, took a bound session for an unbound one and bound it to its user, so the run in
+progress went on (or stored its reply) under that user. Now a bound session is never bound to another user (one
+line: make a new session), and binding it to its own user again is a no-op that keeps every provider's seal.
+
+Run where agent-framework-core is installed (tests/test_agent_framework_memory.py says how; skipped without it)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+from typing import Any
+
+import pytest
+
+if importlib.util.find_spec("agent_framework") is None:
+    pytest.skip("agent-framework-core is not installed (pip install agent-framework-core; run with its environment)",
+                allow_module_level=True)
+
+from agent_framework import Agent, AgentSession, tool  # noqa: E402
+from maf_fake import ScriptedClient, call, say  # noqa: E402
+
+from sam_model.integrations.agent_framework import SAMContextProvider  # noqa: E402
+from sam_model.memory import HashingEncoder, ScopedMemory  # noqa: E402
+
+SECRETS = {"one secret": ("the app's key", "the app's key"), "two secrets": ("key one", "key two"),
+           "own keys": (None, None)}
+
+
+class Yielding(dict):
+    """A session state whose look-ups wait for the other binder (a barrier, given up after a while): a thread switch
+    at a look-up, which the interpreter may make at any time, made certain."""
+
+    barrier: threading.Barrier | None = None
+
+    def get(self, *args: Any) -> Any:
+        found = super().get(*args)
+        if self.barrier is not None:
+            try:
+                self.barrier.wait(timeout=0.3)
+            except threading.BrokenBarrierError:  # the other binder waits on the lock: no switch to make
+                pass
+        return found
+
+
+def _providers(memory: ScopedMemory, secrets: tuple[str | None, str | None]) -> list[SAMContextProvider]:
+    return [SAMContextProvider(memory, agent_id="desk", secret=s) for s in secrets]
+
+
+def _session(provider: SAMContextProvider) -> AgentSession:
+    """A restored session of no user yet, its state yielding at look-ups."""
+    agent = Agent(client=ScriptedClient([]), instructions="x", context_providers=[provider])
+    session = AgentSession.from_dict(agent.create_session(session_id="s-1").to_dict())
+    session.state = Yielding(session.state)
+    return session
+
+
+def _bind_at_once(pairs: list[tuple[SAMContextProvider, str]], session: AgentSession) -> list[str]:
+    """Each provider binding the session to its user in a thread of its own, started together: "bound" or the
+    refusal's words, in the pairs' order."""
+    outcome = [""] * len(pairs)
+    session.state.barrier = threading.Barrier(len(pairs))
+    start = threading.Barrier(len(pairs))
+
+    def bind(i: int) -> None:
+        provider, user = pairs[i]
+        start.wait()
+        try:
+            provider.bind(session, user)
+            outcome[i] = "bound"
+        except ValueError as exc:
+            outcome[i] = str(exc)
+
+    threads = [threading.Thread(target=bind, args=(i,)) for i in range(len(pairs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    session.state.barrier = None
+    return outcome
+
+
+def _user(provider: SAMContextProvider, session: AgentSession) -> str | None:
+    """The user a run of the session under ``provider`` goes on as (None: refused, no user)."""
+    try:
+        return provider.scopes(session)["user_id"]
+    except ValueError:
+        return None
+
+
+@pytest.mark.parametrize("secrets", SECRETS)
+def test_two_providers_binding_one_session_to_two_users_one_is_refused(secrets):
+    first, second = _providers(ScopedMemory(HashingEncoder(16)), SECRETS[secrets])
+    session = _session(first)
+    outcome = _bind_at_once([(first, "mia"), (second, "ben")], session)
+    assert sorted(o == "bound" for o in outcome) == [False, True], outcome
+    loser = outcome.index(next(o for o in outcome if o != "bound"))
+    assert "make a new session" in outcome[loser] and "\n" not in outcome[loser]
+    winner = ("mia", "ben")[1 - loser]
+    assert session.state[first.source_id]["user_id"] == winner
+    assert _user((first, second)[1 - loser], session) == winner  # the provider that bound it runs as its user
+    assert _user((first, second)[loser], session) in (winner, None)  # the other: that user, or none (its seal)
+    assert ("mia", "ben")[loser] not in (_user(first, session), _user(second, session))
+
+
+@pytest.mark.parametrize("secrets", SECRETS)
+def test_two_providers_binding_one_session_to_one_user_both_run_as_it(secrets):
+    """Same user at once, or one after the other: both bound, neither's seal written over the other's."""
+    first, second = _providers(ScopedMemory(HashingEncoder(16)), SECRETS[secrets])
+    session = _session(first)
+    assert _bind_at_once([(first, "mia"), (second, "mia")], session) == ["bound", "bound"]
+    assert _user(first, session) == _user(second, session) == "mia"
+    first.bind(session, "mia")
+    second.bind(session, "mia")
+    assert _user(first, session) == _user(second, session) == "mia"
+
+
+@pytest.mark.parametrize("secrets", SECRETS)
+def test_a_session_bound_under_another_secret_is_never_bound_to_another_user(secrets):
+    """One after the other: a provider whose seal check fails (another secret, its own key) took the session for an
+    unbound one and bound it to its user."""
+    first, second = _providers(ScopedMemory(HashingEncoder(16)), SECRETS[secrets])
+    session = _session(first)
+    first.bind(session, "mia")
+    with pytest.raises(ValueError, match="is user 'mia''s; a session's user is fixed"):
+        second.bind(session, "ben")
+    assert _user(first, session) == "mia" and _user(second, session) in ("mia", None)
+
+
+GATES: dict[str, asyncio.Event] = {}  # the run's tool and the rival task's, made in the test's event loop
+
+
+@tool
+async def track_shipment(tracking_number: str) -> str:
+    """Where a shipment is (the run waits here while another task binds the session)."""
+    GATES["running"].set()
+    await GATES["rival done"].wait()
+    return f"{tracking_number}: held at customs in Rotterdam"
+
+
+@pytest.mark.parametrize("secrets", SECRETS)
+def test_a_run_in_progress_goes_on_as_its_user_while_another_task_binds_the_session(secrets):
+    """Two asyncio tasks: mia's run awaiting a tool, and another provider binding the same session to ben meanwhile.
+    The bind is refused; the run's messages are stored as mia's, none as ben's."""
+    memory = ScopedMemory(HashingEncoder(16))
+    first, second = _providers(memory, SECRETS[secrets])
+    agent = Agent(client=ScriptedClient([call("c1", "track_shipment", {"tracking_number": "TRK1111111"}),
+                                         say("Held at customs.")]),
+                  instructions="x", tools=[track_shipment], context_providers=[first])
+    session = first.create_session(agent, "mia")
+    refused: list[str] = []
+
+    async def rival() -> None:
+        await GATES["running"].wait()
+        try:
+            second.bind(session, "ben")
+        except ValueError as exc:
+            refused.append(str(exc))
+        GATES["rival done"].set()
+
+    async def both() -> None:
+        GATES.update({"running": asyncio.Event(), "rival done": asyncio.Event()})
+        await asyncio.wait_for(asyncio.gather(agent.run("Where is TRK1111111?", session=session), rival()), 20)
+
+    asyncio.run(both())
+    assert len(refused) == 1 and "is user 'mia''s" in refused[0], refused
+    said = [r["memory"] for r in memory.get_all(user_id="mia", agent_id="desk", limit=None)["results"]]
+    assert said[0] == "Where is TRK1111111?" and said[-1] == "Held at customs.", said
+    assert memory.get_all(user_id="ben", agent_id="desk", limit=None)["results"] == []
+    assert _user(first, session) == "mia"
