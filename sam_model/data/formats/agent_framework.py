@@ -26,11 +26,12 @@ import base64
 import hashlib
 from collections import Counter
 from collections.abc import Iterator, Mapping, Set
+from pathlib import Path
 from typing import Any
 
 from sam_model.data.formats import chat
 from sam_model.data.formats.base import FAILED, Chat, OwnFieldError, TranscriptFormatError, chat_call, each
-from sam_model.data.formats.messagepack import MessagePackError, NotFinite, json_like, loads
+from sam_model.data.formats.messagepack import MessagePackError, NotFinite, json_like, loads, map_head
 from sam_model.data.formats.recalls import is_frame
 from sam_model.io import json_type
 
@@ -41,6 +42,7 @@ ENCODED = "~session-"  # a FileHistoryProvider's (and FileSessionStore's) file s
 DIGEST = "sha256-"  # after ENCODED: the id was too long to encode in a file name, its digest names the file
 PACKED = ".msgpack"  # the files of a FileSessionStore or FileHistoryProvider of serialization_format="msgpack"
 RECORD_HEADER = 4  # bytes of a FileHistoryProvider's MessagePack record's length (big-endian) before it
+HEAD_BYTES = 65536  # of a .msgpack file, read to tell a store's (its first keys) from another program's (unpacked)
 
 
 def is_message(m: Any) -> bool:
@@ -131,6 +133,33 @@ def packed(raw: bytes, where: str) -> Iterator[tuple[Any, str]]:
             yield TranscriptFormatError(w, f"a message holding {exc}"), w
         except MessagePackError as exc:
             yield TranscriptFormatError(w, f"not a MessagePack message: {exc}"), w
+
+
+def unpacked(p: Path) -> str | None:
+    """Why a ``.msgpack`` file a folder holds is no Agent Framework store's, so no log to read (None: it is one, or
+    may be: read, a damaged one is refused naming the file and byte). Told by its first bytes, read entry by entry
+    as far as they decode (messagepack.map_head): a FileSessionStore snapshot's map opens with ``type`` ``session``
+    and its ``session_id``, a FileHistoryProvider's first record (after its length) with a message's ``role`` (or
+    ``type`` ``message``, ``contents``), so a store's file cut short or damaged further on is still one. Another program's MessagePack (a cache beside the
+    sessions) refused the whole folder, read as a session that does not decode; it is passed over, said once."""
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:  # read, it is refused naming the file
+        return None
+    if not head:
+        return "is empty"
+    snapshot = head[0] >= 0x80  # no record's length (packed)
+    kind, keys = ("session", {"session_id"}) if snapshot else ("message", {"role", "contents"})
+    for key, value in map_head(head, 0 if snapshot else RECORD_HEADER):
+        if key == "type":
+            if value == kind:
+                return None
+            break
+        if key in keys:
+            return None
+    return ("is MessagePack of no Agent Framework session or history (its first bytes are no map of a session's or "
+            "a message's keys: another program's file?)")
 
 
 def session_of_file(stem: str) -> str:

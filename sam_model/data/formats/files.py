@@ -144,7 +144,9 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     taken = {*claimed, *kinds["codex"], *kinds["gemini-cli"], *kinds["claude-code"], *kinds["otel"]}
     # and their MessagePack (serialization_format="msgpack"): a FileHistoryProvider's records, a FileSessionStore's
     # snapshot (one that does not decode too: read, it is refused naming the file, not passed over)
-    packed = sorted(q for q in folder.rglob("*" + agent_framework.PACKED) if q not in claimed and q.is_file())
+    # (another program's MessagePack passed over: agent_framework.unpacked, said by _trajectory_folder)
+    packed = sorted(q for q in folder.rglob("*" + agent_framework.PACKED) if q not in claimed and q.is_file()
+                    and agent_framework.unpacked(q) is None)
     packed_history = [q for q in packed if _first_is(q, agent_framework.is_message)]
     kinds[MAF_HISTORY] = sorted([*(q for q in folder.rglob("*.jsonl") if q not in taken and q.is_file()
                                    and _first_is(q, agent_framework.is_message)), *packed_history])
@@ -211,11 +213,17 @@ def _named_databases(folder: Path, claimed: Collection[Path] = ()) -> list[Path]
                   and q.is_file())
 
 
-def passed_over(folder: Path) -> list[tuple[Path, str]]:
-    """(file, why) for each file under ``folder`` named as a database that is no SQLite file
-    (:func:`sqlitestores.unopened`: empty, another program's, a thumbnail cache that cannot be opened), which :func:`layouts`
-    passes over: a Windows Thumbs.db or an empty sessions.db refused the whole folder, or went without a word."""
-    return [(q, why) for q in _named_databases(folder) if (why := sqlitestores.unopened(q)) is not None]
+def passed_over(folder: Path) -> list[tuple[Path, str, str]]:
+    """(file, why, what it is not) for each file under ``folder`` named as a database that is no SQLite file
+    (:func:`sqlitestores.unopened`: empty, another program's, a thumbnail cache that cannot be opened), and each
+    ``.msgpack`` that is no Agent Framework store's (:func:`agent_framework.unpacked`: another program's cache), which
+    :func:`layouts` passes over: a Windows Thumbs.db, an empty sessions.db or a cache.msgpack refused the whole
+    folder, or went without a word."""
+    databases = [(q, why, "no session database") for q in _named_databases(folder)
+                 if (why := sqlitestores.unopened(q)) is not None]
+    packs = [(q, why, "no Agent Framework session") for q in sorted(folder.rglob("*" + agent_framework.PACKED))
+             if q.is_file() and (why := agent_framework.unpacked(q)) is not None]
+    return databases + packs
 
 
 def _no_log_beside(folder: Path, databases: list[Path], named: Collection[Path]) -> None:
@@ -893,8 +901,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
     file's name, which SWE-agent names by it), so an instance's runs share a split. ``format``: the --format given,
     refused unless it is the reader of every layout the folder holds (:func:`_check_forced`)."""
     found = layouts(folder)
-    for q, why in passed_over(folder):  # said where the folder is read, once (layouts is asked several times)
-        log.warning("%s %s: passed over, as no session database", q, why)
+    for q, why, what in passed_over(folder):  # said where the folder is read, once (layouts is asked several times)
+        log.warning("%s %s: passed over, as %s", q, why, what)
     if not found:
         raise SAMFileError(sessions.multi_agent_only(folder) or eventless(folder) or headless_only(folder) or (
             f"{folder} is a folder without SWE-agent .traj files, mini-swe-agent .traj.json files, session stores "

@@ -17,6 +17,7 @@ import base64
 import json
 import math
 import struct
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -56,6 +57,30 @@ def load_prefix(data: bytes, start: int = 0, max_depth: int = MAX_DEPTH, finite:
     """The value that begins at ``start`` of ``data`` and where it ends (for a stream of values; ``finite`` as
     :func:`loads`'s)."""
     return _Reader(data, max_depth, finite).value(start, 1)
+
+
+def map_head(data: bytes, start: int = 0) -> Iterator[tuple[Any, Any]]:
+    """The entries of the map that begins at ``start``, one by one, up to the first that does not decode (none: no
+    map begins there): what the first bytes of a file cut short or damaged further on still say it is."""
+    reader = _Reader(data, MAX_DEPTH)
+    try:
+        b = reader.take(start, 1)[0]
+        if 0x80 <= b <= 0x8f:
+            n, at = b & 0x0f, start + 1
+        elif b in (0xde, 0xdf):
+            width = 2 if b == 0xde else 4
+            n, at = int.from_bytes(reader.take(start + 1, width), "big"), start + 1 + width
+        else:
+            return
+    except MessagePackError:
+        return
+    for _ in range(n):
+        try:
+            key, at = reader.value(at, 2)
+            value, at = reader.value(at, 2)
+        except MessagePackError:
+            return
+        yield key, value
 
 
 class _Reader:
