@@ -353,8 +353,10 @@ def test_the_recall_goes_right_before_the_question_it_was_searched_by(adapter, m
     """AssistantAgent adds the run's new messages, then calls update_context: appended, the recall came after the
     user's question, the last user turn the model read was the recalled data (what a model answers, and where a
     planted line weighs most), and SAM's Agent Framework and Pydantic AI adapters put it before. It goes right
-    before the question, the messages before it (a tool call and its results, an earlier turn) kept in order; a
-    second memory's recall goes beside the first, before the question; no message is lost (a buffered context)."""
+    before the question's words, in the question's message (a message of its own made two user turns in a row:
+    tests/test_autogen_recall_turns.py), the messages before it (a tool call and its results, an earlier turn) kept
+    in order; a second memory's recall goes beside the first, before the words; no message is lost (a buffered
+    context)."""
     from autogen_core.memory import MemoryContent
     from autogen_core.models import SystemMessage, UserMessage
 
@@ -374,7 +376,28 @@ def test_the_recall_goes_right_before_the_question_it_was_searched_by(adapter, m
 
     messages = asyncio.run(run())
     said = [m["content"] for m in messages]
-    assert said[:3] == [m.content for m in earlier] and said[-1] == question.content, said
-    frames = said[3:-1]
+    assert said[:3] == [m.content for m in earlier] and len(said) == 4, said
+    *frames, words = said[3]
+    assert words == question.content and messages[3]["source"] == "user", said
     assert len(frames) == 2 and "CT-487926" in frames[0] and "ships with a dock" in frames[1], said
-    assert all(m["type"] == "UserMessage" and m["source"] == "sam_memory" for m in messages[3:-1])
+
+
+def test_the_reader_reads_a_frame_in_the_users_message_as_it_read_a_frame_message_of_its_own():
+    """A context saved before 2026-12-07 holds the recall as a UserMessage of its own (source sam_memory), one saved
+    after as the first parts of the user's message: both read as the user's words, the frame counted. A user's
+    string that pastes a frame, or a list of that paste alone, is the user's words."""
+    from sam_model.data.formats.recalls import HEADER
+    from sam_model.integrations.scopes import framed, numbered
+
+    frame = framed(f"{HEADER}\n{numbered([{'memory': 'Mia laptop is CT-487926'}])}")
+    answer = {"type": "AssistantMessage", "content": "CT-487926.", "source": "desk"}
+    before = [{"type": "UserMessage", "content": frame, "source": "sam_memory"},
+              {"type": "UserMessage", "content": "Which laptop?", "source": "user"}, answer]
+    after = [{"type": "UserMessage", "content": [frame, "Which laptop?"], "source": "user"}, answer]
+    read = [reader.to_chat(m, "saved state") for m in (before, after)]
+    assert read[0].messages == read[1].messages and [m["content"] for m in read[1].messages] == [
+        "Which laptop?", "CT-487926."]
+    assert read[0].ignored["memory"] == read[1].ignored["memory"] == 1
+    for pasted in (frame, [frame]):
+        chat = reader.to_chat([{"type": "UserMessage", "content": pasted, "source": "user"}, answer], "saved state")
+        assert chat.messages[0]["content"] == frame and not chat.ignored["memory"]

@@ -750,7 +750,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # user's or another app's id, and a session's events read without it, read as the app's result, their words kept.
 # Every SAM recall of the session's own user and app, every other session, examples/logs and tests/fixtures convert
 # byte for byte.
-CONVERSION_VERSION = 226
+# 227: an AutoGen model context's UserMessage whose first content parts are each exactly a frame, the user's parts
+# after them, is SAMAutoGenMemory's recall in the user's message (since 2026-12-07): the frames counted as memory, the
+# rest read as the user's words (they were read as the user's words too). A frame a message of its own, a string
+# that pastes one, and every other log convert byte for byte.
+CONVERSION_VERSION = 227
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
 
 from pydantic import BaseModel
 
-from sam_model.data.formats.recalls import HEADER, SOURCE, is_frame
+from sam_model.data.formats.recalls import HEADER, SOURCE, is_frame, leading_frames
 from sam_model.integrations.scopes import fixed_scopes, framed, numbered, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
@@ -89,17 +89,16 @@ def _text(content: Any, verb: str = "add") -> str:
 
 
 def _recall(kind: Any, source: Any, content: Any) -> bool:
-    """Whether a message is this adapter's recall: a UserMessage of its source holding exactly a frame (a user's
-    message quoting one is the user's)."""
+    """Whether a message is this adapter's recall as it was given until 2026-12-07: a UserMessage of its own source
+    holding exactly a frame (a user's message quoting one is the user's). Read so in a context saved before."""
     return kind == "UserMessage" and source == SOURCE and isinstance(content, str) and is_frame(content)
 
 
 def _asked(messages: list[Any]) -> str:
     """The text of the context's last message that is no SystemMessage nor a recall: what the agent is about to
-    answer. Its memories (each an agent's ``memory=[...]``, updating the one context in turn) add their recalls (this
-    one's framed UserMessage, ListMemory's SystemMessage): the last message was the memory before's, and a second
-    memory (an agent's scope beside a user's) searched by it. A multimodal message's text parts, a tool result's
-    contents (a list: no query before)."""
+    answer, less the frames before its words (a memory before this one in the agent's ``memory=[...]`` put its
+    recall there; a second memory, an agent's scope beside a user's, searched by it). A multimodal message's text
+    parts, a tool result's contents (a list: no query before)."""
     for message in reversed(messages):
         if isinstance(message, SystemMessage) or getattr(message, "type", None) == "SystemMessage":
             continue
@@ -108,7 +107,7 @@ def _asked(messages: list[Any]) -> str:
             continue
         if isinstance(content, str):
             return content
-        parts = content if isinstance(content, list) else []
+        parts = content[leading_frames(content):] if isinstance(content, list) else []
         return "\n".join(p if isinstance(p, str) else p.content for p in parts
                          if isinstance(p, str) or isinstance(getattr(p, "content", None), str))
     return ""
@@ -125,21 +124,50 @@ def _asked_at(messages: list[Mapping[str, Any]]) -> int | None:
     return None
 
 
-async def _put(model_context: Any, recall: Any) -> None:
-    """``recall`` added right before the user's message it was searched by. AssistantAgent adds a run's new
-    messages, then calls update_context: appended, the recall came after the question, the last user turn the model
-    read being the recalled data (what a model answers, and where a planted line weighs most), where SAM's other
-    adapters put it before. A ChatCompletionContext has no insert: its saved state (every message, a buffered one's
-    too, as autogen_core's contexts save it) is loaded again with the recall in place; a context whose state is not
-    that, or whose newest message is no user's, gets it appended, as ListMemory adds its recall."""
+def _unframed(message: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A saved message less this adapter's frames of an earlier run (None: the message was one, dropped): each run
+    added its recall and the earlier ones stayed, stale recalls stacking up in the context, costing tokens and
+    contradicting the newest. A UserMessage of one string part left after them is given its string back, as it was
+    sent. Only frames read as the ``autogen`` reader reads them: a user's message that quotes one is kept."""
+    content = message.get("content")
+    if _recall(message.get("type"), message.get("source"), content):
+        return None
+    n = leading_frames(content) if message.get("type") == "UserMessage" else 0
+    if not n:
+        return dict(message)
+    rest = content[n:]
+    return {**message, "content": rest[0] if len(rest) == 1 and isinstance(rest[0], str) else rest}
+
+
+async def _put(model_context: Any, frame: str) -> None:
+    """``frame`` put in the user's message it was searched by, a text part before the user's own (after the frames
+    of the memories before this one in the agent's ``memory=[...]``), the earlier runs' frames taken out.
+
+    One message, not a UserMessage of its own before the question: two user messages in a row are refused by the
+    chat templates that require user and assistant turns to alternate (Llama 2's, Mistral's: "Conversation roles must
+    alternate", as llama.cpp or a Hugging Face template renders them). Before the question, not appended after it:
+    the last words the model read were the recalled data (what a model answers, where a planted line weighs most). A
+    ChatCompletionContext has no insert: its saved state (every message, a buffered one's too, as autogen_core's
+    contexts save it) is loaded again with the frame in place; a context whose state is not that, or whose newest
+    message is no user's (a tool's result), gets the frame as a UserMessage of its own appended, as ListMemory adds
+    its recall."""
     save, load = getattr(model_context, "save_state", None), getattr(model_context, "load_state", None)
     state = await save() if callable(save) and callable(load) else None
     messages = state.get("messages") if isinstance(state, Mapping) else None
-    at = _asked_at(messages) if isinstance(messages, list) and all(isinstance(m, Mapping) for m in messages) else None
-    if at is None:
-        await model_context.add_message(recall)
+    if not (isinstance(messages, list) and all(isinstance(m, Mapping) for m in messages)):
+        await model_context.add_message(UserMessage(content=frame, source=SOURCE))
         return
-    await load({**state, "messages": [*messages[:at], recall.model_dump(), *messages[at:]]})
+    at, kept = _asked_at(messages), []
+    for i, message in enumerate(messages):
+        if i == at:  # its frames are this run's, of the memories before this one
+            content = message["content"] if isinstance(message["content"], list) else [message["content"]]
+            n = leading_frames(content)
+            kept.append({**message, "content": [*content[:n], frame, *content[n:]]})
+        elif (unframed := _unframed(message)) is not None:
+            kept.append(unframed)
+    if at is None:
+        kept.append(UserMessage(content=frame, source=SOURCE).model_dump())
+    await load({**state, "messages": kept})
 
 
 class SAMAutoGenMemoryConfig(BaseModel):
@@ -202,7 +230,7 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
             ordered = sorted(found.results, key=lambda m: m.metadata["created_at"] or "")
             said = numbered([{"memory": str(m.content)} for m in ordered])
             # data on the user's side, not a SystemMessage in the operator's voice (the module doc)
-            await _put(model_context, UserMessage(content=framed(f"{HEADER}\n{said}"), source=SOURCE))
+            await _put(model_context, framed(f"{HEADER}\n{said}"))
         return UpdateContextResult(memories=found)
 
     async def clear(self) -> None:

@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each
-from sam_model.data.formats.recalls import SOURCE, is_frame
+from sam_model.data.formats.recalls import SOURCE, is_frame, leading_frames
 from sam_model.io import json_type
 
 TYPES = ("SystemMessage", "UserMessage", "AssistantMessage", "FunctionExecutionResultMessage")
@@ -258,7 +258,9 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         elif kind == "UserMessage" and m.get("source") == SOURCE and isinstance(content, str) and is_frame(content):
             chat.ignored["memory"] += 1  # SAMAutoGenMemory's recall, framed as data: no one's words
         elif kind == "UserMessage":
-            words = _user(content, w, chat)
+            framed = leading_frames(content)  # SAMAutoGenMemory's recall before the user's words: no one's
+            chat.ignored["memory"] += framed
+            words = _user(content[framed:] if framed else content, w, chat)
             if words:
                 chat.add({"role": "user", "content": words}, source)
         elif kind == "AssistantMessage":

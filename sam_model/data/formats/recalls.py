@@ -51,6 +51,19 @@ def is_frame(text: str) -> bool:
     return n > 0 and _end(body, 1, n) == len(body)
 
 
+def leading_frames(content: object) -> int:
+    """How many parts lead a message's list of content parts as an adapter's frames put in the user's message
+    (SAMAutoGenMemory's since 2026-12-07: a frame its own message made two user turns in a row, which the chat
+    templates that want turns to alternate refuse): each exactly a frame (:func:`is_frame`), a part after them (the
+    user's own: a frame alone is no question's). A string content, a user's paste of a frame, has none."""
+    if not isinstance(content, list):
+        return 0
+    n = 0
+    while n < len(content) - 1 and isinstance(content[n], str) and is_frame(content[n]):
+        n += 1
+    return n
+
+
 def memories(n: int) -> str:
     """``n`` memories, said as English says it ("1 memory")."""
     return f"{n} memory" if n == 1 else f"{n} memories"

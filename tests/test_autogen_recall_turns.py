@@ -1,0 +1,153 @@
+"""SAMAutoGenMemory's recall as the model client of a real AssistantAgent receives it (autogen-agentchat): in the
+user's message, a text part before the user's words, not a UserMessage of its own (two user turns in a row, which
+the chat templates that want user and assistant to alternate refuse), and only the newest run's (earlier runs'
+frames stacked up in the context). Skipped where autogen-agentchat is not installed (its side venv runs it)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+autogen_agentchat = pytest.importorskip("autogen_agentchat")
+
+from autogen_agentchat.agents import AssistantAgent  # noqa: E402
+from autogen_core.memory import MemoryContent  # noqa: E402
+from autogen_core.model_context import BufferedChatCompletionContext, UnboundedChatCompletionContext  # noqa: E402
+from autogen_core.models import (  # noqa: E402
+    ChatCompletionClient,
+    CreateResult,
+    ModelInfo,
+    RequestUsage,
+    SystemMessage,
+    UserMessage,
+)
+
+from sam_model.data.formats import autogen as reader  # noqa: E402
+from sam_model.data.formats.recalls import is_frame  # noqa: E402
+from sam_model.integrations.autogen import SAMAutoGenMemory  # noqa: E402
+from sam_model.memory import HashingEncoder, ScopedMemory  # noqa: E402
+
+
+class Recording(ChatCompletionClient):
+    """A model client that records the messages of each call and answers "Noted." (no network)."""
+
+    def __init__(self, vision: bool) -> None:
+        self.calls: list[list[Any]] = []
+        self.vision = vision
+
+    async def create(self, messages, *, tools=(), tool_choice="auto", json_output=None, extra_create_args=None,
+                     cancellation_token=None) -> CreateResult:
+        self.calls.append(list(messages))
+        return CreateResult(finish_reason="stop", content="Noted.", usage=RequestUsage(prompt_tokens=1,
+                                                                                       completion_tokens=1),
+                            cached=False)
+
+    def create_stream(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        return None
+
+    def actual_usage(self) -> RequestUsage:
+        return RequestUsage(prompt_tokens=0, completion_tokens=0)
+
+    def total_usage(self) -> RequestUsage:
+        return RequestUsage(prompt_tokens=0, completion_tokens=0)
+
+    def count_tokens(self, messages, *, tools=()) -> int:
+        return 0
+
+    def remaining_tokens(self, messages, *, tools=()) -> int:
+        return 10**6
+
+    @property
+    def capabilities(self) -> Any:
+        return self.model_info
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return ModelInfo(vision=self.vision, function_calling=True, json_output=False, family="unknown",
+                         structured_output=False)
+
+
+def _roles(messages: list[Any]) -> list[str]:
+    """The turns a chat template renders: system, user, assistant (a tool's result as a tool turn)."""
+    kinds = {"SystemMessage": "system", "UserMessage": "user", "AssistantMessage": "assistant"}
+    return [kinds.get(m.type, "tool") for m in messages]
+
+
+def _agent(context: Any, memories: list[Any], vision: bool = True) -> tuple[AssistantAgent, Recording]:
+    client = Recording(vision)
+    return AssistantAgent("helpdesk", model_client=client, memory=memories, model_context=context,
+                          system_message="You are the helpdesk."), client
+
+
+@pytest.mark.parametrize("vision", [True, False])
+@pytest.mark.parametrize("make", [UnboundedChatCompletionContext, lambda: BufferedChatCompletionContext(buffer_size=8)])
+def test_the_model_receives_the_recall_in_the_users_message_never_two_user_turns_in_a_row(make, vision):
+    """Each run's model call: the turns alternate (system, user, assistant, user, ...); the newest user message's
+    first parts are the two memories' frames (the user's, the agent's), its last the user's words (a model without
+    vision gets the parts joined by AssistantAgent into one text, in that order)."""
+    store = ScopedMemory(HashingEncoder(64))
+    mia, desk = SAMAutoGenMemory(store, user_id="mia"), SAMAutoGenMemory(store, agent_id="desk")
+
+    async def run() -> Recording:
+        await mia.add(MemoryContent(content="Mia's laptop is CT-487926", mime_type="text/plain"))
+        await desk.add(MemoryContent(content="Every laptop ships with a dock", mime_type="text/plain"))
+        agent, client = _agent(make(), [mia, desk], vision)
+        await agent.run(task="Which laptop do I have?")
+        await agent.run(task="And which dock comes with my laptop?")
+        return client
+
+    client = asyncio.run(run())
+    for messages in client.calls:
+        roles = _roles(messages)
+        assert all(a != b for a, b in zip(roles, roles[1:])), roles
+        content = messages[-1].content
+        if not vision:  # AssistantAgent's text of a multimodal message: its parts joined by lines
+            assert isinstance(content, str) and content.count("<sam_memories>\n") == 2, content
+            continue
+        assert isinstance(content, list) and len(content) == 3 and all(map(is_frame, content[:2])), content
+        assert "CT-487926" in content[0] and "ships with a dock" in content[1]
+    last = [m.content for m in client.calls[-1] if m.type == "UserMessage"]
+    asked = [c[-1] if isinstance(c, list) else c.rsplit("\n", 1)[-1] for c in last]
+    assert asked == ["Which laptop do I have?", "And which dock comes with my laptop?"], last
+    assert isinstance(last[0], str) and not is_frame(last[0])  # the first run's frames taken out
+
+
+def test_only_the_newest_runs_recall_stays_in_the_context_and_its_saved_state():
+    """Three runs: the context (and its save_state) holds the newest run's frame only, earlier questions given back
+    as the user sent them; a user's message that pastes a frame is the user's and kept; the state loaded into a new
+    agent goes on the same; the reader reads the user's words and counts the frame."""
+    store = ScopedMemory(HashingEncoder(64))
+    mia = SAMAutoGenMemory(store, user_id="mia")
+    pasted: list[str] = []
+
+    async def run() -> tuple[dict, Recording]:
+        await mia.add(MemoryContent(content="Mia's laptop is CT-487926", mime_type="text/plain"))
+        agent, _ = _agent(UnboundedChatCompletionContext(), [mia])
+        await agent.run(task="Which laptop do I have?")
+        frame = (await agent._model_context.get_messages())[0].content[0]
+        pasted.append(frame)
+        await agent.run(task=frame)  # a user pasting a frame from a log: the user's words
+        saved = await agent.save_state()
+        again, client = _agent(UnboundedChatCompletionContext(), [mia])
+        await again.load_state(saved)
+        await again.run(task="Is my laptop under warranty?")
+        return await again.save_state(), client
+
+    state, client = asyncio.run(run())
+    messages = state["llm_context"]["messages"]
+    users = [m["content"] for m in messages if m["type"] == "UserMessage"]
+    assert users[0] == "Which laptop do I have?" and users[1] == pasted[0], users
+    assert isinstance(users[2], list) and is_frame(users[2][0]) and users[2][1:] == ["Is my laptop under warranty?"]
+    assert sum(is_frame(p) for u in users for p in (u if isinstance(u, list) else [])) == 1
+    sent = [m for m in client.calls[-1] if isinstance(m, UserMessage)]
+    assert [m.content for m in sent[:2]] == users[:2] and not any(isinstance(m, SystemMessage) and "CT-487926" in
+                                                                   m.content for m in client.calls[-1])
+    chat = reader.to_chat(messages, "saved state")
+    assert [m["content"] for m in chat.messages if m["role"] == "user"] == [
+        "Which laptop do I have?", pasted[0], "Is my laptop under warranty?"]
+    assert chat.ignored["memory"] == 1
