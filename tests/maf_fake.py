@@ -8,7 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agent_framework import BaseChatClient, ChatResponse, Content, FunctionInvocationLayer, Message, tool
+from agent_framework import (
+    BaseChatClient,
+    ChatMiddlewareLayer,
+    ChatResponse,
+    Content,
+    FunctionInvocationLayer,
+    Message,
+    tool,
+)
 
 
 def say(text: str) -> list[Any]:
@@ -53,3 +61,11 @@ class ScriptedClient(FunctionInvocationLayer, BaseChatClient):
         self.sent.append([(str(m.role), m.text) for m in messages])
         self.seen_messages = list(messages)
         return ChatResponse(messages=[Message(role="assistant", contents=self.script.pop(0))], response_id="r")
+
+
+class LayeredClient(ChatMiddlewareLayer, ScriptedClient):
+    """ScriptedClient with the framework's chat middleware layer outside its function loop, as the framework's own
+    clients (OpenAIChatClient's) are layered: what a context provider's chat middleware reaches."""
+
+    def __init__(self, script: Sequence[list[Any]], **kwargs: Any) -> None:
+        super().__init__(script=script, **kwargs)

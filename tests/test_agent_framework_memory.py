@@ -19,7 +19,7 @@ if importlib.util.find_spec("agent_framework") is None:
                 allow_module_level=True)
 
 from agent_framework import Agent, AgentSession, tool  # noqa: E402
-from maf_fake import ScriptedClient, call, say  # noqa: E402
+from maf_fake import LayeredClient, ScriptedClient, call, say  # noqa: E402
 
 from sam_model.integrations.agent_framework import HEAD, SAMContextProvider  # noqa: E402
 from sam_model.memory import HashingEncoder, ScopedMemory  # noqa: E402
@@ -382,3 +382,41 @@ def test_a_tool_loop_sends_the_frame_once_before_the_question_and_two_users_at_o
     stored = _stored(memory, "mia")
     assert len(stored) == len(set(stored)) and not any(HEAD in s for s in stored), stored
     assert not any("TGHU2222222" in s for s in stored)
+
+
+def test_a_client_with_chat_middleware_gets_the_frame_and_the_question_as_one_user_message():
+    """Two user messages in a row (the frame, then the question) are refused by the chat templates that want user
+    and assistant turns to alternate (Llama 2's, Mistral's). A client layered as the framework's own are (chat
+    middleware outside its function loop) gets one user message, the frame's text content first, the question's
+    after it, in each model call of a tool loop; the session's history keeps the user's message as sent, no frame;
+    a history of store_context_messages keeps the frame's own message, read as no one's words as before."""
+    from agent_framework import InMemoryHistoryProvider
+
+    from sam_model.data.formats import to_chat
+    from sam_model.data.formats.recalls import is_frame
+
+    memory = ScopedMemory(HashingEncoder(64))
+    sam = SAMContextProvider(memory, agent_id="desk", user_id="mia")
+    client = LayeredClient([say("Noted."), call("c1", "track_shipment", {"tracking_number": "TRK0001"}),
+                            say("It is held at customs.")])
+    keep = InMemoryHistoryProvider(store_context_messages=True)
+    agent = Agent(client=client, instructions="You run a freight forwarder's exceptions desk.",
+                  tools=[track_shipment], context_providers=[keep, sam])
+    session = agent.create_session()
+    asyncio.run(agent.run("My container is MSCU1111111", session=session))
+    asyncio.run(agent.run("Where is my container?", session=session))
+    loop = client.sent[1:]
+    assert len(loop) == 2, client.sent
+    for sent in loop:
+        roles = [role for role, _ in sent]
+        assert all(a != b for a, b in zip(roles, roles[1:])), sent
+        assert [text for _, text in sent if HEAD in text] == [text for _, text in sent if "Where is my" in text]
+    asked = next(m for m in client.seen_messages if "Where is my" in m.text)
+    texts = [c.text for c in asked.contents]
+    assert is_frame(texts[0]) and "MSCU1111111" in texts[0] and texts[1:] == ["Where is my container?"], texts
+    saved = session.to_dict()["state"]["in_memory"]["messages"]
+    assert sum(HEAD in json.dumps(m) for m in saved) == 1  # the frame's own message, not in the user's
+    read = to_chat(saved)
+    assert [m["content"] for m in read.messages if m["role"] == "user"] == [
+        "My container is MSCU1111111", "Where is my container?"]
+    assert read.ignored["SAM recalls"] == 1
