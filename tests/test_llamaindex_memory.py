@@ -786,6 +786,28 @@ def test_the_recall_is_cut_worst_first_to_memorys_token_limit(adapter):
     assert asyncio.run(block.atruncate(content, 99)) is None and asyncio.run(block.atruncate([], 5)) is None
 
 
+def test_a_best_memory_alone_past_the_limit_is_given_cut_not_the_whole_recall_dropped(adapter, caplog):
+    """The best memory alone past the tokens Memory leaves the block (a web page a tool read, recalled first): the
+    worst dropped first left none, and the whole recall was dropped (None), the smaller memories with it. The best is
+    given cut as ScopedMemory cuts a memory (its first characters, " ...[+M chars]"), still one framed memory, within
+    the tokens asked, said in one warning; where even the frame passes the limit, nothing (None)."""
+    block = adapter.SAMMemoryBlock(ScopedMemory(HashingEncoder(16)), user_id="mia")
+    page = "the page " + " ".join(f"word{i}" for i in range(300)) + "\nits second line"
+    found = [{"memory": page}, {"memory": "a small one"}]
+    content = framed(recall_text(found), ("memory", "sam_memory"))
+    budget = len(framed(recall_text([{"memory": "x"}]), ("memory", "sam_memory")).split()) + 50
+    with caplog.at_level(logging.WARNING, logger=MODULE):
+        cut = asyncio.run(block.atruncate(content, len(content.split()) - budget))
+    assert cut is not None and len(cut.split()) <= budget, cut
+    kept = recalled(cut)
+    assert len(kept) == 1 and kept[0].startswith("the page word0 word1") and re.search(r" \.\.\.\[\+\d+ chars\]$",
+                                                                                       kept[0]), kept
+    assert page.startswith(kept[0].rsplit(" ...[+", 1)[0]) and f"({len(kept)} memory)" in cut
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "\n" not in said[0] and "token_limit" in said[0], said
+    assert asyncio.run(block.atruncate(content, len(content.split()) - 5)) is None  # not even the frame fits
+
+
 def test_a_real_memory_keeps_the_recall_within_its_token_limit():
     """A real Memory of 400 tokens, its block's five memories of about 150 tokens each: the window and the recall
     the model gets stay within the limit (before: 0, never cut, the five kept whole), the best memory kept."""
@@ -810,6 +832,34 @@ def test_a_real_memory_keeps_the_recall_within_its_token_limit():
     tokens = len(memory.tokenizer_fn(block)) + len(memory.tokenizer_fn("Which orders do I have?"))
     assert recalled(block)[0].startswith("order ORD-") and 0 < len(recalled(block)) < 5, block
     assert tokens <= 400, (tokens, block)
+
+
+def test_a_real_memory_gives_the_best_memory_cut_where_it_alone_passes_the_limit(caplog):
+    """A real Memory of 400 tokens, the user's best memory a page of about 600: the recall was dropped whole (the
+    model got none, the smaller memories with it); it gets the page cut, within the limit, and a warning."""
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.memory import Memory as LlamaMemory
+
+    from sam_model.integrations.llamaindex import SAMMemoryBlock
+
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("orders page: " + " ".join(f"ORD-{j} shipped" for j in range(300)), user_id="mia")
+    memory = SAMMemoryBlock(store, user_id="mia").attach(LlamaMemory.from_defaults(session_id="m", token_limit=400,
+                                                                                  insert_method="user"))
+    llm, seen = _scripted([("Noted.", [])])
+
+    async def run() -> None:
+        await FunctionAgent(tools=[], llm=llm).run("Which orders shipped?", memory=memory)
+
+    with caplog.at_level(logging.WARNING, logger=MODULE):
+        asyncio.run(run())
+    assert "<sam_memory>" in seen[0][-1].content, seen[0][-1].content
+    block = block_of(seen[0][-1])
+    kept = recalled(block)
+    assert len(kept) == 1 and kept[0].startswith("orders page: ORD-0 shipped") and " ...[+" in kept[0], block
+    assert len(memory.tokenizer_fn(block)) + len(memory.tokenizer_fn("Which orders shipped?")) <= 400
+    assert any("passes the Memory's token limit" in r.getMessage() for r in caplog.records)
 
 
 def test_a_real_memory_never_holds_two_users_blocks():

@@ -33,7 +33,8 @@ blocks' content in its system message by default, where a planted "ignore previo
 operator. Made with ``insert_method="user"``, Memory puts it before the latest user message's words instead (in no
 history); ``attach`` warns of a Memory inserting in the system message, and moves no block of the app's. Nothing
 found: nothing added. Its ``priority`` is 1, so Memory cuts it where the window and the blocks pass its token limit
-(``atruncate``: the worst memories first, the rest framed again); of priority 0 (BaseMemoryBlock's default) Memory
+(``atruncate``: the worst memories first, the rest framed again; the best alone past the limit given cut, with a
+warning, not the whole recall dropped); of priority 0 (BaseMemoryBlock's default) Memory
 never cuts it, and the recall was kept whole past any limit.
 
 Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) and ``k`` are fixed and checked when the block is made
@@ -81,6 +82,7 @@ except ImportError:
 
 from pydantic import PrivateAttr
 
+from sam_model.data.eventtexts import cut_text
 from sam_model.data.formats.llamaindex import to_chat
 from sam_model.data.formats.recalls import TAG, memories
 from sam_model.integrations.fitting import cut_as_importer
@@ -319,9 +321,32 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         body = content[content.index(opening) + len(opening):-len(closing)]
         items = ITEM.split(body.split("\n", 1)[1]) if "\n" in body else []  # past HEAD's line
         tokenize = getattr(self._memory, "tokenizer_fn", None) or str.split
-        while items and len(tokenize(content)) - len(tokenize(self._reframed(items))) < tokens_to_truncate:
+        budget = len(tokenize(content)) - tokens_to_truncate
+        best = items[0] if items else ""
+        while items and len(tokenize(self._reframed(items))) > budget:
             items.pop()
+        if not items and best:  # the best alone passes the limit: it cut, not the whole recall dropped
+            items = [cut] if (cut := self._cut(best, budget, tokenize)) else []
         return self._reframed(items) or None
+
+    def _cut(self, item: str, budget: int, tokenize: Any) -> str | None:
+        """The best memory's ``item`` (``1. ...``) cut as ScopedMemory cuts a memory past its limit (eventtexts.cut_text:
+        its first characters and a count of the rest), to the most that framed fits ``budget`` tokens, said in a
+        warning; None where none fits (the frame alone passes it). Dropped whole, a page a tool read, recalled first,
+        took every smaller memory with it: the model got no recall at all."""
+        def fitted(n: int) -> str:
+            return cut_text(item, len(item[:n].rstrip()))  # never a cut after a line's break: still a memory's lines
+
+        low, high = len(item.split(" ", 1)[0]) + 2, len(item)  # a word after "1. " at least; fewer than the whole
+        if len(tokenize(self._reframed([fitted(low)]))) > budget:
+            return None
+        while low < high - 1:
+            mid = (low + high) // 2
+            low, high = (mid, high) if len(tokenize(self._reframed([fitted(mid)]))) <= budget else (low, mid)
+        log.warning("SAMMemoryBlock %r: the best memory alone (%s characters) passes the Memory's token limit: given "
+                    "cut to %s characters; raise token_limit to see it whole", self.name, f"{len(item):,}",
+                    f"{len(item[:low].rstrip()):,}")
+        return fitted(low)
 
     async def _aput(self, messages: list[Any]) -> None:
         """Messages flushed out of the token window: already in the history (archived before the flush), stored
