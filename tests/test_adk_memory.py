@@ -43,8 +43,12 @@ def _fake_adk() -> dict[str, pytypes.ModuleType]:
     """google.adk.memory's BaseMemoryService, SearchMemoryResponse and MemoryEntry, and google.genai.types' Content
     and Part, as google-adk 2.13 writes them (the fields the adapter uses)."""
     names = ("google.adk", "google.adk.memory", "google.adk.memory.base_memory_service",
-             "google.adk.memory.memory_entry", "google.genai", "google.genai.types")
-    adk, memory, base, entry, genai, gtypes = (pytypes.ModuleType(n) for n in names)
+             "google.adk.memory.memory_entry", "google.genai", "google.genai.types", "google.adk.tools",
+             "google.adk.tools.preload_memory_tool")
+    adk, memory, base, entry, genai, gtypes, tools, preload = (pytypes.ModuleType(n) for n in names)
+
+    class PreloadMemoryTool:  # the base of sam_preload_memory (ADK's preload_memory's class)
+        async def process_llm_request(self, *, tool_context: Any, llm_request: Any) -> None: ...
 
     class Part(BaseModel):
         text: str | None = None
@@ -73,7 +77,8 @@ def _fake_adk() -> dict[str, pytypes.ModuleType]:
     gtypes.Part, gtypes.Content, genai.types = Part, Content, gtypes
     entry.MemoryEntry, base.SearchMemoryResponse, base.BaseMemoryService = MemoryEntry, SearchMemoryResponse, BaseMemoryService
     memory.BaseMemoryService, adk.memory = BaseMemoryService, memory
-    return dict(zip(names, (adk, memory, base, entry, genai, gtypes)))
+    preload.PreloadMemoryTool, tools.preload_memory_tool, adk.tools = PreloadMemoryTool, preload, tools
+    return dict(zip(names, (adk, memory, base, entry, genai, gtypes, tools, preload)))
 
 
 @pytest.fixture
@@ -766,3 +771,34 @@ def test_an_event_without_an_id_is_refused_saying_what_it_holds(adapter, event, 
         add_events(adapter.SAMMemoryService(store), [event])
     assert said in str(refused.value) and "got dict" not in str(refused.value) and "\n" not in str(refused.value)
     assert store.get_all(user_id="ann_lee_123", limit=None)["results"] == []
+
+
+@needs_adk
+@pytest.mark.parametrize("merged", [True, False])
+def test_sams_preload_sends_the_recall_in_the_users_content_never_two_user_contents_in_a_row(adapter, merged):
+    """ADK's preload_memory inserts its recall as a user content of its own right before the user's: two user
+    messages in a row, which the chat templates that want turns to alternate refuse (through LiteLlm to a local
+    Llama 2 or Mistral). sam_preload_memory sends it as the first parts of the user's content, the question's text
+    last, in the first call and the call after a tool's result; the session keeps the user's content as sent."""
+    from google.adk.tools.preload_memory_tool import PreloadMemoryTool
+
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Ann's reservation is QX7Z9A", user_id="ann_lee_123", agent_id="airline")
+    model = Scripted(script=[[{"name": "get_user", "args": {"user_id": "ann_lee_123"}}], ["It is QX7Z9A."]],
+                     requests=[])
+    tool = adapter.sam_preload_memory if merged else PreloadMemoryTool()
+    agent = LlmAgent(name="airline_agent", model=model, instruction=POLICY, tools=[get_user, tool])
+    session = asyncio.run(run(agent, ["Which reservation was it?"], memory=adapter.SAMMemoryService(store)))
+    def turns(request: Any) -> list[str]:  # a function response is a tool's turn (LiteLlm's "tool" message)
+        return ["tool" if any(p.function_response for p in c.parts or ()) else c.role for c in request.contents]
+
+    first, roles = model.requests[0].contents, turns(model.requests[0])
+    if not merged:  # ADK's own: the recall a user content of its own, then the question's
+        assert roles[-2:] == ["user", "user"] and "<PAST_CONVERSATIONS>" in first[-2].parts[0].text, roles
+        return
+    assert len(model.requests) == 2 and all(not (a == b == "user") for r in model.requests
+                                            for a, b in zip(turns(r), turns(r)[1:])), [turns(r) for r in model.requests]
+    texts = [p.text for p in first[-1].parts]
+    assert "<PAST_CONVERSATIONS>" in texts[0] and "QX7Z9A" in texts[0] and texts[-1] == "Which reservation was it?"
+    said = json.dumps(json.loads(session.model_dump_json()))
+    assert "PAST_CONVERSATIONS" not in said and "Which reservation was it?" in said

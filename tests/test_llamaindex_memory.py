@@ -1010,3 +1010,35 @@ def test_a_real_memory_built_without_attach_is_told_the_whole_fix_and_warned_onc
         shared.attach(system)
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 1 and "\n" not in said[0] and "insert_method='user'" in said[0], said
+
+
+def test_a_real_agent_never_gets_two_user_messages_in_a_row():
+    """Two user messages in a row are refused by the chat templates that want user and assistant turns to alternate
+    (Llama 2's and Mistral's, as HuggingFaceLLM renders them). Memory made with insert_method="user" puts the block in
+    the latest user message, the frame's text block first and the user's words after it: each model call of a tool
+    loop, over two runs, alternates its turns (a tool's result its own turn)."""
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.memory import Memory as LlamaMemory
+
+    from sam_model.integrations.llamaindex import SAMMemoryBlock
+
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Mia's last order is ORD-5521", user_id="mia")
+    memory = SAMMemoryBlock(store, user_id="mia").attach(LlamaMemory.from_defaults(session_id="mia-1",
+                                                                                  insert_method="user"))
+    llm, seen = _scripted([("Let me look.", [("get_order", {"order_id": "ORD-5521"})]), ("It shipped.", []),
+                           ("Noted.", [])])
+    agent = FunctionAgent(tools=[get_order], llm=llm, system_prompt="You are a shop assistant.")
+
+    async def run() -> None:
+        for asked in ("Where is my last order?", "Thanks"):
+            await agent.run(asked, memory=memory)
+
+    asyncio.run(run())
+    assert len(seen) == 3, seen
+    for call in seen:
+        roles = [str(getattr(m.role, "value", m.role)) for m in call]
+        assert all(not (a == b == "user") for a, b in zip(roles, roles[1:])), roles
+        latest = [m for m in call if str(getattr(m.role, "value", m.role)) == "user"][-1]
+        assert "<sam_memories>" in latest.blocks[0].text and "<sam_memories>" not in latest.blocks[-1].text, latest

@@ -45,7 +45,9 @@ task state; ScopedMemory.live_state) and the query's words. A memory holds what 
 preload_memory tool quotes the entries' text in its own ``<PAST_CONVERSATIONS>`` tag (a user-side content),
 load_memory as its tool's result: an entry's ``</PAST_CONVERSATIONS>`` and SAM's frame tags, in any case, are escaped
 (``&lt;/PAST_CONVERSATIONS>``, scopes.escaped), so no memory closes ADK's wrapper and speaks after it as the app;
-the words stay readable. Store calls run in a worker thread (``asyncio.to_thread``),
+the words stay readable. ADK's preload_memory sends that content as a user message of its own before the user's
+(two in a row, which alternating chat templates refuse): ``sam_preload_memory`` (:class:`SAMPreloadMemoryTool`) sends
+it as the first parts of the user's content instead. Store calls run in a worker thread (``asyncio.to_thread``),
 so the agent's event loop is not blocked by an encoder's forward pass.
 """
 
@@ -64,6 +66,7 @@ try:
     from google.adk.memory import BaseMemoryService
     from google.adk.memory.base_memory_service import SearchMemoryResponse
     from google.adk.memory.memory_entry import MemoryEntry
+    from google.adk.tools.preload_memory_tool import PreloadMemoryTool
     from google.genai import types
 except ImportError as exc:  # an optional integration: said in one line, not a traceback into google-adk's imports
     raise ImportError(f"sam_model.integrations.adk needs google-adk ({exc}): pip install google-adk, or use "
@@ -437,3 +440,26 @@ def _entry(hit: dict[str, Any]) -> Any:
     return MemoryEntry(id=hit["id"], content=types.Content(role=role, parts=[types.Part(text=text)]),
                        author=author if isinstance(author, str) else None, timestamp=stamp,
                        custom_metadata={"score": hit.get("score"), "session": meta.get(SESSION), "step": hit.get("step")})
+
+
+class SAMPreloadMemoryTool(PreloadMemoryTool):
+    """ADK's preload_memory tool, its recall sent in the user's content, as text parts before the user's: ADK's own
+    inserts it as a user content of its own right before the user's, and two user messages in a row are refused by
+    the chat templates that want user and assistant turns to alternate (Llama 2's and Mistral's, through LiteLlm to
+    a local model: "Conversation roles must alternate"; Gemini takes them). The request's alone: the session keeps
+    the user's content as sent. Where the recall is not followed by the user's latest contents (a tool's result
+    continued, a static instruction's prefix), it is left where ADK put it."""
+
+    async def process_llm_request(self, *, tool_context: Any, llm_request: Any) -> None:
+        before = {id(c) for c in llm_request.contents}
+        await super().process_llm_request(tool_context=tool_context, llm_request=llm_request)
+        contents = llm_request.contents
+        at = next((i for i, c in enumerate(contents) if id(c) not in before), None)
+        after = contents[at + 1:] if at is not None else []
+        if not after or any(c.role != "user" or any(p.function_response for p in c.parts or ()) for c in after):
+            return
+        recall, asked = contents[at], contents[at + 1]
+        contents[at:at + 2] = [types.Content(role="user", parts=[*(recall.parts or ()), *(asked.parts or ())])]
+
+
+sam_preload_memory = SAMPreloadMemoryTool()  # as ADK's preload_memory: give it in the agent's tools instead
