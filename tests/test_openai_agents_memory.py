@@ -306,3 +306,30 @@ def test_another_sessions_list_opening_with_the_same_first_words_keeps_them(tmp_
     memory.add(asyncio.run(other.get_items()), user_id="mia", agent_id="shop")
     texts = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
     assert texts == ["Hi", "Hello! How can I help?", "Hi", "Hello! How can I help?", "Book a taxi.", "Booked."]
+
+
+def test_a_recall_reaches_the_model_as_a_tool_result_never_two_user_messages_in_a_row(tmp_path):
+    """sam_recall_tool's recall is a function call's output, and SAMSession gives back the session's items: the
+    input each model call gets (a second run over the session's history, the recall called in it) holds no two user
+    messages in a row, the recall in a function_call_output item right after its call."""
+    memory = ScopedMemory(HashingEncoder(64))
+    _run(memory, "mia", "A-77", tmp_path, [_call("lookup_order", {"order_id": "A-77"}, 1), _say("Done.")],
+         [lookup_order])
+    inputs: list[list[dict]] = []
+
+    class Recording(Scripted):
+        async def get_response(self, system_instructions, input, *args, **kwargs) -> ModelResponse:
+            inputs.append([i if isinstance(i, dict) else i.model_dump() for i in input])
+            return await super().get_response(system_instructions, input, *args, **kwargs)
+
+    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    agent = Agent(name="Shop", instructions="Help.", tools=[sam_recall_tool(memory, user_id="mia", agent_id="shop")],
+                  model=Recording([_call("recall_memory", {"query": "order"}, 5), _say("Your order A-77.")]))
+    asyncio.run(Runner.run(agent, "Which order was mine?", session=session))
+    assert len(inputs) == 2, inputs
+    for items in inputs:
+        users = [i.get("role") == "user" for i in items]
+        assert not any(a and b for a, b in zip(users, users[1:])), items
+    kinds = [i.get("type") or i.get("role") for i in inputs[1]]
+    out = len(kinds) - 1 - kinds[::-1].index("function_call_output")  # the recall's: the newest
+    assert kinds[out - 1] == "function_call" and "recalled by SAM" in inputs[1][out]["output"], inputs[1]

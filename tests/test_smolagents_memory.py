@@ -777,3 +777,36 @@ def test_the_readme_snippet_runs_as_written_with_real_smolagents():
     assert "get_leave_balance: 12 days" in agent.memory.steps[2].observations
     stored = [r["memory"] for r in memory.get_all(**scopes, limit=None)["results"]]
     assert "Book my annual leave from 3 to 7 August" in stored and "get_leave_balance: 12 days" in stored
+
+
+def test_a_recall_reaches_the_model_as_a_tool_turn_never_two_user_messages_in_a_row():
+    """SAMRecallTool's recall is a tool's result, and the callback adds nothing to the prompt: the messages smolagents
+    prepares for a model (Model._prepare_completion_kwargs, what TransformersModel hands the chat template: tool
+    turns as the user's and assistant's, same-role neighbours merged) alternate user and assistant after the system
+    prompt in each call, the recall inside a user turn of its own."""
+    smolagents = pytest.importorskip("smolagents", reason="smolagents is not installed (pip install smolagents)")
+    from sam_model.integrations.smolagents import SAMRecallTool, SAMStepCallback
+
+    fixture = _scripted()
+    sent: list[list[dict[str, Any]]] = []
+
+    class Recording(fixture.Scripted):
+        def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kw):
+            sent.append(self._prepare_completion_kwargs(messages, stop_sequences=stop_sequences,
+                                                        flatten_messages_as_text=True)["messages"])
+            return super().generate(messages, stop_sequences, response_format, tools_to_call_from, **kw)
+
+    store, scopes = ScopedMemory(HashingEncoder(64)), {"user_id": "ann", "agent_id": "hr"}
+    store.add("Ann's manager is m.chen", **scopes)
+    model = Recording([("", [("recall_memory", {"query": "manager"})]),
+                       ("", [("final_answer", {"answer": "Your manager is m.chen."})])])
+    agent = smolagents.ToolCallingAgent(tools=[SAMRecallTool(store, **scopes)], model=model, max_steps=3,
+                                        verbosity_level=0, step_callbacks=[SAMStepCallback(store, **scopes)])
+    assert agent.run("Who is my manager?") == "Your manager is m.chen."
+    assert len(sent) == 2, sent
+    for messages in sent:
+        roles = [str(m["role"].value if hasattr(m["role"], "value") else m["role"]) for m in messages]
+        assert roles[0] == "system" and all(a != b for a, b in zip(roles[1:], roles[2:])), roles
+    recall = [m for m in sent[1] if "recalled by SAM" in str(m["content"])]
+    assert len(recall) == 1 and str(recall[0]["role"].value if hasattr(recall[0]["role"], "value") else
+                                    recall[0]["role"]) == "user", sent[1]
