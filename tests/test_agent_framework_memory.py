@@ -420,3 +420,24 @@ def test_a_client_with_chat_middleware_gets_the_frame_and_the_question_as_one_us
     assert [m["content"] for m in read.messages if m["role"] == "user"] == [
         "My container is MSCU1111111", "Where is my container?"]
     assert read.ignored["SAM recalls"] == 1
+
+
+def test_two_providers_frames_and_the_question_are_one_user_message():
+    """Two SAMContextProviders on one agent (two agents' scopes of the user, two frames before the question): the
+    model gets one user message, both frames first, then the question, whichever provider's middleware runs first."""
+    from sam_model.data.formats.recalls import is_frame
+
+    memory = ScopedMemory(HashingEncoder(64))
+    memory.add("Every container is cleared in Rotterdam", user_id="mia", agent_id="fleet")
+    memory.add("Mia's container is MSCU1111111", user_id="mia", agent_id="desk")
+    shared = SAMContextProvider(memory, agent_id="fleet", user_id="mia", source_id="fleet")
+    mine = SAMContextProvider(memory, agent_id="desk", user_id="mia")
+    for providers in ([shared, mine], [mine, shared]):
+        client = LayeredClient([say("Noted.")])
+        agent = Agent(client=client, instructions="x", context_providers=providers)
+        asyncio.run(agent.run("Where is my container?", session=agent.create_session()))
+        roles = [role for role, _ in client.sent[0]]
+        assert roles.count("user") == 1, client.sent[0]
+        texts = [c.text for c in client.seen_messages[-1].contents]
+        assert len(texts) == 3 and all(map(is_frame, texts[:2])) and texts[2] == "Where is my container?", texts
+        assert any("Rotterdam" in t for t in texts[:2]) and any("MSCU1111111" in t for t in texts[:2]), texts

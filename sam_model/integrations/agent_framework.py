@@ -114,17 +114,19 @@ def _storable(messages: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _is_own_frame(message: Any, source_id: str) -> bool:
-    """Whether ``message`` is a provider's context message of ``source_id`` holding exactly its frame."""
+def _is_frame_message(message: Any, source_id: str | None = None) -> bool:
+    """Whether ``message`` is a provider's context message (of ``source_id``, None: of any) holding exactly a
+    frame: this provider's, or another SAM provider's on the same agent (an agent's scope beside the user's)."""
     attribution = (getattr(message, "additional_properties", None) or {}).get("_attribution")
     return (str(getattr(message, "role", "")) == "user" and isinstance(attribution, dict)
-            and attribution.get("source_id") == source_id and is_frame(getattr(message, "text", "") or ""))
+            and source_id in (None, attribution.get("source_id")) and is_frame(getattr(message, "text", "") or ""))
 
 
 def _one_user_turn(source_id: str) -> Any:
     """A chat middleware of a run's model calls (agent_framework.ChatMiddleware, made here: the module imports
     without the package): the provider's frame message and the user's message after it sent as one user message,
-    the frame's text content before the user's. Two user messages in a row are refused by the chat templates that
+    the frame's text content before the user's (and the frames of other SAM providers between them, each provider's
+    middleware finding its own frame merged already where another's ran first). Two user messages in a row are refused by the chat templates that
     want user and assistant turns to alternate (Llama 2's, Mistral's: "Conversation roles must alternate").
     Call-local: the session's history and the run's input keep their messages as they were (no history stores the
     frame in the user's message; one of ``store_context_messages`` keeps the frame's own message, as before)."""
@@ -133,14 +135,17 @@ def _one_user_turn(source_id: str) -> Any:
     class OneUserTurn(framework.ChatMiddleware):
         async def process(self, context: Any, call_next: Any) -> None:
             messages = context.messages
-            at = next((i for i, m in enumerate(messages) if _is_own_frame(m, source_id)), None)
-            if at is not None and at + 1 < len(messages) and str(messages[at + 1].role) == "user":
-                frame, asked = messages[at], messages[at + 1]
-                merged = framework.Message(role="user", contents=[*frame.contents, *asked.contents],
+            at = next((i for i, m in enumerate(messages) if _is_frame_message(m, source_id)), None)
+            end = at + 1 if at is not None else len(messages)
+            while end < len(messages) and _is_frame_message(messages[end]):  # another SAM provider's frame
+                end += 1
+            if at is not None and end < len(messages) and str(messages[end].role) == "user":
+                joined, asked = messages[at:end + 1], messages[end]
+                merged = framework.Message(role="user", contents=[c for m in joined for c in m.contents],
                                            author_name=asked.author_name, message_id=asked.message_id,
                                            additional_properties=dict(asked.additional_properties))
-                context.record_message_replacement(merged, [frame, asked])
-                messages[at:at + 2] = [merged]
+                context.record_message_replacement(merged, joined)
+                messages[at:end + 1] = [merged]
             await call_next()
 
     return OneUserTurn()
