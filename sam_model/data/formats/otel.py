@@ -13,7 +13,7 @@ also write (``human``, ``ai``, ``model``, ``developer``).
 
 The spans of one conversation (``gen_ai.conversation.id``, else the trace) are read in start order; each call's
 input repeats the history, perhaps with its start rewritten (a compaction summary, a window of the latest turns),
-so each call adds what :func:`_join` finds new in it. A ``tool_call_response`` part carries no failure flag; the
+so each call adds what :func:`~sam_model.data.formats.history.join` finds new in it. A ``tool_call_response`` part carries no failure flag; the
 conventions record a failed tool call on its ``execute_tool`` span (``error.type`` set, status ERROR), whose
 ``gen_ai.tool.call.id`` names the call: its result is flagged as failed (toolstate's extension of the spec). The
 deprecated per-message events of v1.36 and earlier, and vendor attributes (``gen_ai.prompt.0.*``), carry no
@@ -41,6 +41,7 @@ from sam_model.data.formats.base import (
     result_text,
     strict_loads,
 )
+from sam_model.data.formats.history import join
 from sam_model.io import json_type
 
 log = logging.getLogger(__name__)
@@ -198,48 +199,6 @@ def _key(m: Any) -> str:
     if isinstance(m, Mapping):
         m = {k: v for k, v in m.items() if k not in OUTPUT_ONLY}
     return json.dumps(m, sort_keys=True, default=str)
-
-
-def _join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any]) -> bool:
-    """Add to ``conv`` what one model call adds (``at``: each message's key -> its last place in ``conv``;
-    ``after``: per message of ``conv``, the key of the message before it in the call that added it, None for the
-    first; both kept up to date). Its input repeats the history, possibly rewritten at the start (a summary over
-    earlier turns, a window of the latest), so the join is anchored at the latest message of ``conv`` the input
-    repeats (the previous call's output, as a rule) after the message it followed when it was added, or, for the
-    latest of ``conv``, after one a window or summary moved up to it (one ``conv`` does not hold, or holds before
-    other words). Words said twice ("yes") thus repeat their first place only in its context: a compaction that
-    keeps no turn before a new "yes" does not drop it, a retry whose dropped output repeated an earlier one copies
-    no turn. The call's messages after the
-    anchor are new, bar a leading run that ``conv`` holds after it in the same order (the same call recorded
-    twice); those before it are new only where ``conv`` does not hold them. Returns False where the input repeats
-    none of ``conv`` (its messages then start a new segment)."""
-    seq = [*inp, *out]
-    keys = [_key(m) for m in seq]
-
-    def repeats(q: int, p: int) -> bool:
-        """Input message q is conv's message p: it follows what it followed there, or p is the latest and the
-        input's message before q is one conv does not hold, or holds with other words after it (a window)."""
-        before = keys[q - 1] if q else None
-        if after[p] == before:
-            return True
-        b = at.get(before, -1) if before is not None else -1
-        return p == len(conv) - 1 and not (0 <= b < p and _key(conv[b + 1]) == keys[q])
-
-    anchor, place = -1, -1  # in conv, in inp
-    for q in range(len(inp)):
-        p = at.get(keys[q], -1)
-        if p >= max(anchor, 0) and repeats(q, p):
-            anchor, place = p, q  # the latest in conv; of its repeats, the last in the input
-    run = 0  # conv holds the next message after the same one: read already (not another trace's turn)
-    while anchor >= 0 and place + 1 + run < len(seq) and anchor + 1 + run < len(conv) \
-            and keys[place + 1 + run] == _key(conv[anchor + 1 + run]) \
-            and after[anchor + 1 + run] == keys[place + run]:
-        run += 1
-    for i in [*(i for i in range(max(place, 0)) if keys[i] not in at), *range(place + 1 + run, len(seq))]:
-        at[keys[i]] = len(conv)
-        after.append(keys[i - 1] if i else None)
-        conv.append(seq[i])
-    return anchor >= 0 or not inp
 
 
 # spans around model calls, not model calls: an agent's run, its creation, a workflow's run (semantic conventions
@@ -511,7 +470,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         try:
             for _, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
                 inp, before = _messages(attrs.get(INPUT, []), where, INPUT), len(conv)
-                if not _join(conv, at, after, inp, _messages(attrs.get(OUTPUT, []), where, OUTPUT)) and before:
+                if not join(conv, at, after, inp, _messages(attrs.get(OUTPUT, []), where, OUTPUT), _key) and before:
                     log.warning("%s: its input repeats none of the %d messages read so far of %s (its history "
                                 "rewritten whole, or another agent's calls under one conversation id?): its messages "
                                 "are read as a new segment after them", where, before, f"conversation {key}")

@@ -1,0 +1,56 @@
+"""One conversation out of model calls that each send the history so far: the join both trace readers share.
+
+An OpenTelemetry inference span and a Langfuse generation each record one model call, its input the messages sent
+(the history, its start perhaps rewritten by a summary or a window) and its output the model's answer; neither
+records the conversation itself. :func:`join` adds each call's new messages to the conversation read so far, so
+every message is read once. ``key`` tells when two messages are one: each format's output carries fields its repeat
+in the next input lacks (the GenAI conventions' ``finish_reason``, OpenAI's ``refusal``), which its key leaves out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
+         key: Callable[[Any], str]) -> bool:
+    """Add to ``conv`` what one model call adds (``at``: each message's key -> its last place in ``conv``;
+    ``after``: per message of ``conv``, the key of the message before it in the call that added it, None for the
+    first; both kept up to date). Its input repeats the history, possibly rewritten at the start (a summary over
+    earlier turns, a window of the latest), so the join is anchored at the latest message of ``conv`` the input
+    repeats (the previous call's output, as a rule) after the message it followed when it was added, or, for the
+    latest of ``conv``, after one a window or summary moved up to it (one ``conv`` does not hold, or holds before
+    other words). Words said twice ("yes") thus repeat their first place only in its context: a compaction that
+    keeps no turn before a new "yes" does not drop it, a retry whose dropped output repeated an earlier one copies
+    no turn. The call's messages after the
+    anchor are new, bar a leading run that ``conv`` holds after it in the same order (the same call recorded
+    twice); those before it are new only where ``conv`` does not hold them. Returns False where the input repeats
+    none of ``conv`` (its messages then start a new segment)."""
+    seq = [*inp, *out]
+    keys = [key(m) for m in seq]
+
+    def repeats(q: int, p: int) -> bool:
+        """Input message q is conv's message p: it follows what it followed there, or p is the latest and the
+        input's message before q is one conv does not hold, or holds with other words after it (a window)."""
+        before = keys[q - 1] if q else None
+        if after[p] == before:
+            return True
+        b = at.get(before, -1) if before is not None else -1
+        return p == len(conv) - 1 and not (0 <= b < p and key(conv[b + 1]) == keys[q])
+
+    anchor, place = -1, -1  # in conv, in inp
+    for q in range(len(inp)):
+        p = at.get(keys[q], -1)
+        if p >= max(anchor, 0) and repeats(q, p):
+            anchor, place = p, q  # the latest in conv; of its repeats, the last in the input
+    run = 0  # conv holds the next message after the same one: read already (not another trace's turn)
+    while anchor >= 0 and place + 1 + run < len(seq) and anchor + 1 + run < len(conv) \
+            and keys[place + 1 + run] == key(conv[anchor + 1 + run]) \
+            and after[anchor + 1 + run] == keys[place + run]:
+        run += 1
+    for i in [*(i for i in range(max(place, 0)) if keys[i] not in at), *range(place + 1 + run, len(seq))]:
+        at[keys[i]] = len(conv)
+        after.append(keys[i - 1] if i else None)
+        conv.append(seq[i])
+    return anchor >= 0 or not inp
