@@ -491,6 +491,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     from test_format_codex import example_rollout
     from test_format_gemini_cli import as_jsonl, to_gemini_cli
     from test_format_headless import example_codex_exec
+    from test_format_langfuse import example_session
     from test_format_mini_swe_agent import example_mini_swe_agent
 
     files["codex"].write_text("".join(json.dumps(line) + "\n" for line in example_rollout()))  # a session's rollout
@@ -502,6 +503,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files["gemini-cli"].write_text("".join(json.dumps(r) + "\n" for r in as_jsonl(to_gemini_cli(openai_messages()))))
     files["mini-swe-agent"] = tmp_path / "mini-swe-agent.traj.json"  # a shell agent's run: no airline tools
     files["mini-swe-agent"].write_text(json.dumps(example_mini_swe_agent(), indent=2) + "\n")
+    files["langfuse"] = tmp_path / "langfuse.jsonl"  # two traces of one session, as the API returns each
+    files["langfuse"].write_text("".join(json.dumps(t) + "\n" for t in example_session()))
     return files
 
 
@@ -632,6 +635,9 @@ NO_TOOLS = {
     "adk": {"id": "a", "app_name": "app", "user_id": "u", "events": [
         {"author": "user", "invocation_id": "e-1", "content": {"role": "user", "parts": [{"text": "hi"}]}},
         {"author": "bot", "invocation_id": "e-1", "content": {"role": "model", "parts": [{"text": "hello"}]}}]},
+    "langfuse": {"id": "a", "timestamp": "2026-01-05T10:00:00Z", "observations": [  # a trace of one generation
+        {"id": "g", "traceId": "a", "type": "GENERATION", "startTime": "2026-01-05T10:00:01Z",
+         "input": [{"role": "user", "content": "hi"}], "output": {"role": "assistant", "content": "hello"}}]},
     "agent-framework": {"type": "session", "session_id": "a", "state": {"in_memory": {"messages": [
         {"type": "message", "role": "user", "contents": [{"type": "text", "text": "hi"}]},
         {"type": "message", "role": "assistant", "contents": [{"type": "text", "text": "hello"}]}]}}},

@@ -754,7 +754,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # after them, is SAMAutoGenMemory's recall in the user's message (since 2026-12-07): the frames counted as memory, the
 # rest read as the user's words (they were read as the user's words too). A frame a message of its own, a string
 # that pastes one, and every other log convert byte for byte.
-CONVERSION_VERSION = 227
+# 228: Langfuse traces are read (format langfuse: the API's traces, a page of traces or of v2 observations, the UI's
+# download; a session's traces one conversation), which no reader took; the otel reader's join moved to
+# formats.history unchanged. Every other file, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 228
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from sam_model.data.formats import (
     gemini,
     gemini_cli,
     langchain_messages,
+    langfuse,
     llamaindex,
     mini_swe_agent,
     openhands,
@@ -154,6 +155,11 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            'FileSessionStore\'s); or a FileHistoryProvider\'s <session_id>.jsonl, one message a line, or its folder; '
            'either store\'s .msgpack (serialization_format="msgpack") likewise',
            agent_framework.to_chat, agent_framework.sniff),
+    Format("langfuse", "Langfuse traces (the public API's traces and observations: GENERATION observations' input "
+           "and output messages, TOOL observations)", 'a .json trace (GET /api/public/traces/{traceId}, or the UI\'s '
+           'Download JSON), a list of them, a page {"data", "meta"} of traces or of observations (GET '
+           '/api/public/v2/observations), or a .jsonl of them, one a line; a session\'s traces are one conversation',
+           langfuse.to_chat, langfuse.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
@@ -172,8 +178,9 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # dataclass's keys (step_number with observations, task), its messages the roles tool-call / tool-response; a
 # LlamaIndex message a role beside additional_kwargs, which no other format's message with a role has; an ADK event
 # no role and an author beside an invocation_id, which no other format's has; an Agent Framework message the type
-# message of a Responses message item, its contents (plural) where the item has content: before responses
-_SNIFF_ORDER = ("claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "mini-swe-agent",
+# message of a Responses message item, its contents (plural) where the item has content: before responses; a Langfuse
+# observation no role and a type GENERATION (or SPAN, TOOL, ...) beside a startTime, which no other format's has
+_SNIFF_ORDER = ("langfuse", "claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "mini-swe-agent",
                 "pydantic-ai", "autogen", "smolagents", "llamaindex", "adk", "agent-framework", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
@@ -194,7 +201,7 @@ def is_log_message(m: Any) -> bool:
         *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m)
         or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m) or claude_stream.is_message(m)
         or codex.is_line(m) or codex_exec.is_event(m) or gemini_cli.is_record(m) or mini_swe_agent.is_message(m)
-        or autogen.is_message(m) or smolagents.is_message(m) or adk.is_event(m))
+        or autogen.is_message(m) or smolagents.is_message(m) or adk.is_event(m) or langfuse.is_observation(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:

@@ -56,6 +56,7 @@ from sam_model.data.formats import (
     detect,
     gemini,
     gemini_cli,
+    langfuse,
     llamaindex,
     mini_swe_agent,
     openhands,
@@ -610,6 +611,19 @@ def conversations(path: str | Path, format: str | None = None,
                 good.append((doc, where))
         yield from _unique(otel.conversations(good, str(p), episode_id_of), seen)
         return
+    if format == "langfuse" or (format is None and langfuse.is_export(first[0])):  # traces, pages, observations
+        good = []
+        for doc, where in [*head, *docs]:
+            if isinstance(doc, TranscriptFormatError):
+                yield doc
+            elif not langfuse.is_export(doc):
+                yield TranscriptFormatError(where, "expected a Langfuse trace {\"id\", \"timestamp\", \"observations\"}, "
+                                            "a page {\"data\", \"meta\"} of traces or observations, or an observation",
+                                            *_read_as(doc, "langfuse"))
+            else:
+                good.append((doc, where))
+        yield from _unique(langfuse.conversations(good, str(p), episode_id_of), seen)
+        return
     if format == "codex-exec" or (format is None and (codex_exec.is_event(first[0]) or codex_exec.is_legacy(first[0]))):
         if not codex_exec.is_event(first[0]):  # codex exec --json's output: runs of thread events, one a thread
             legacy = codex_exec.is_legacy(first[0])
@@ -872,7 +886,7 @@ def document_format(doc: Any) -> str | None:
                       ("codex-exec", codex_exec.is_event), ("pydantic-ai", pydantic_ai.is_history),
                       ("autogen", autogen.is_state), ("smolagents", smolagents.is_steps),
                       ("llamaindex", llamaindex.is_history), ("adk", adk.is_session),
-                      ("agent-framework", agent_framework.is_session)):
+                      ("agent-framework", agent_framework.is_session), ("langfuse", langfuse.is_export)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
@@ -1363,7 +1377,8 @@ def is_transcript_file(path: str | Path) -> bool:
                 or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc)
                 or gemini_cli.is_header(doc) or headless or pydantic_ai.is_history(doc)
                 or autogen.is_state(doc) or smolagents.is_steps(doc) or llamaindex.is_history(doc)
-                or adk.is_session(doc) or agent_framework.is_session(doc) or agent_framework.is_message(doc))
+                or adk.is_session(doc) or agent_framework.is_session(doc) or agent_framework.is_message(doc)
+                or langfuse.is_export(doc))
     except SAMFileError:
         return False
     return False

@@ -1,0 +1,276 @@
+"""Langfuse traces: the model calls an app's Langfuse integration recorded, as its public API returns them.
+
+Checked against the ``langfuse`` package's generated API models (4.18 and 5.2): ``GET /api/public/traces/{traceId}``
+returns a ``TraceWithFullDetails``, ``{"id", "timestamp", "sessionId", ..., "observations": [ObservationsView]}``;
+``GET /api/public/v2/observations`` (the read path of Langfuse v4, whose SDK 5.x has no trace models left) a page
+``{"data": [ObservationV2], "meta": {"cursor"}}`` whose ``input`` and ``output`` are the stored strings, JSON text for
+anything but a string; ``GET /api/public/traces`` a page of ``TraceWithDetails``, whose ``observations`` are ids
+only (refused with what to fetch instead); the UI's Download JSON of a trace ``{"trace", "observations"}``. An
+observation is ``{"id", "traceId", "type", "name", "startTime", "input", "output", "level", "statusMessage",
+"parentObservationId", ...}``, its type ``GENERATION`` for a model call (``SPAN``, ``EVENT``, and since SDK 3.x
+``AGENT``, ``TOOL``, ``CHAIN``, ``RETRIEVER``, ``EVALUATOR``, ``EMBEDDING``, ``GUARDRAIL``).
+
+A generation's input is what its integration sent: the OpenAI integration's messages list, or ``{"messages",
+"tools"}`` when tools were given; LangChain's callback's messages (``{"role", "content", "tool_calls": [{"name",
+"args", "id"}]}``), or ``{"messages": [...]}``; a plain string (a prompt). Its output is the model's message
+(``{"role", "content", "tool_calls"}``) or its text. Every call's input repeats the history, so a conversation (a
+session's traces, else a trace) is read from its generations in start order, each adding what
+:func:`~sam_model.data.formats.history.join` finds new. A tool call that no later input answers is answered by the
+``TOOL`` (or ``SPAN``) observation of its name that started after the call; one at level ``ERROR`` flags the result
+as failed (toolstate's extension), answered there or in a later input. An input or output of another shape (the
+Responses API's items, several choices) is counted and named in a warning, not guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from sam_model.data.formats import chat
+from sam_model.data.formats.base import FAILED, Chat, Conversation, TranscriptFormatError, strict_loads
+from sam_model.data.formats.history import join
+from sam_model.io import json_type
+
+log = logging.getLogger(__name__)
+TYPES = ("GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR", "EMBEDDING", "GUARDRAIL")
+ANSWERS = ("TOOL", "SPAN")  # observations that may record a tool's run (@observe(as_type="tool"), LangChain's tools)
+OUTPUT_ONLY = ("refusal", "annotations", "audio", "finish_reason")  # what an output has and its repeat has not
+FETCH = ("fetch each trace with GET /api/public/traces/{traceId}, or its observations with GET "
+         "/api/public/v2/observations?traceId=...&fields=core,basic,io")
+
+
+def is_observation(doc: Any) -> bool:
+    return isinstance(doc, Mapping) and doc.get("type") in TYPES and "startTime" in doc and "id" in doc
+
+
+def is_trace(doc: Any) -> bool:
+    """A trace with its observations (the API's, or the UI's download ``{"trace", "observations"}``)."""
+    return isinstance(doc, Mapping) and isinstance(doc.get("observations"), list) and (
+        "timestamp" in doc or "htmlPath" in doc or isinstance(doc.get("trace"), Mapping))
+
+
+def is_page(doc: Any) -> bool:
+    return isinstance(doc, Mapping) and isinstance(doc.get("data"), list) and isinstance(doc.get("meta"), Mapping) \
+        and bool(doc["data"]) and (is_trace(doc["data"][0]) or is_observation(doc["data"][0]))
+
+
+def is_export(doc: Any) -> bool:
+    """Whether a document is Langfuse's: a trace, a page, an observation, or a list of traces or observations."""
+    if isinstance(doc, list):
+        return bool(doc) and (is_trace(doc[0]) or is_observation(doc[0]))
+    return is_trace(doc) or is_page(doc) or is_observation(doc)
+
+
+def sniff(messages: list[Any]) -> bool:
+    return any(is_observation(m) and m.get("type") == "GENERATION" for m in messages)
+
+
+def start(obs: Mapping[str, Any], where: str) -> datetime:
+    """An observation's ``startTime`` (ISO 8601, as the API writes it), one without a zone taken as UTC."""
+    raw = obs.get("startTime")
+    try:
+        t = datetime.fromisoformat(raw) if isinstance(raw, str) else None
+    except ValueError:
+        t = None
+    if t is None:
+        raise TranscriptFormatError(where, f"startTime {str(raw)[:40]!r} is not an ISO 8601 time: give each "
+                                           "observation's startTime as the API returns it")
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def _where(obs: Mapping[str, Any], where: str) -> str:
+    return f"{where}, trace {str(obs.get('traceId'))[:80]}, observation {str(obs.get('id'))[:80]}"
+
+
+def _decoded(value: Any) -> Any:
+    """A value as the API gave it, or the JSON a stored string holds (the v2 observations API returns input and
+    output as the strings stored: JSON text for anything but a string, which is kept as it is)."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        try:
+            return strict_loads(value, unique=False)
+        except (ValueError, RecursionError):
+            return value
+    return value
+
+
+def _shape(value: Any) -> str:
+    """What an input or output this reader does not read is, for the warning that names it."""
+    if isinstance(value, Mapping):
+        return f"an object with keys {', '.join(sorted(map(str, value))[:6])}"
+    return json_type(value)
+
+
+def _message(m: Mapping[str, Any]) -> dict[str, Any]:
+    """A message as the OpenAI reader reads it: LangChain's tool calls (``{"name", "args", "id"}``) as OpenAI's,
+    its ``additional_kwargs`` (the provider's raw fields, the same calls again) and empty fields left out."""
+    out = {k: v for k, v in m.items() if v is not None and k != "additional_kwargs" and not (
+        k in OUTPUT_ONLY and not v)}
+    calls = out.get("tool_calls")
+    if isinstance(calls, list):
+        out["tool_calls"] = [{"id": c.get("id"), "type": "function", "function": {
+            "name": c["name"], "arguments": json.dumps(c.get("args") or {}, ensure_ascii=False)}}
+            if isinstance(c, Mapping) and "function" not in c and "args" in c else c for c in calls]
+        if not calls:
+            del out["tool_calls"]
+    return out
+
+
+def _messages(value: Any, output: bool) -> list[dict[str, Any]] | None:
+    """A generation's input (``output``: its output) as chat messages; None where it is no shape read here."""
+    value = _decoded(value)
+    if isinstance(value, str):
+        return [{"role": "assistant" if output else "user", "content": value}]
+    if isinstance(value, Mapping) and isinstance(value.get("messages"), list) and not output:
+        value = value["messages"]  # tools given (OpenAI integration), or LangChain's {"messages": [...]}
+    if isinstance(value, Mapping) and output and ("role" in value or "content" in value or "tool_calls" in value):
+        return [_message({**value, "role": value.get("role") or "assistant"})]
+    if isinstance(value, Mapping) and "role" in value:
+        return [_message(value)]
+    if isinstance(value, list) and all(isinstance(m, Mapping) and "role" in m for m in value) and (
+            not output or len(value) == 1):
+        return [_message(m) for m in value]
+    return None
+
+
+def _key(m: Any) -> str:
+    """One message as an output and as its repeat in a later input: both read by :func:`_message`."""
+    return json.dumps(m, sort_keys=True, default=str)
+
+
+def to_chat(observations: list[Any], where: str) -> Chat:
+    """One conversation's observations (a session's, or a trace's) as chat messages."""
+    seen: list[tuple[datetime, int, Mapping[str, Any], str]] = []
+    for i, obs in enumerate(observations):
+        if not isinstance(obs, Mapping):
+            raise TranscriptFormatError(f"{where}, observation {i}", f"an observation must be an object, got "
+                                                                    f"{json_type(obs)}")
+        w = _where(obs, where)
+        seen.append((start(obs, w), i, obs, w))
+    conv: list[Any] = []
+    at: dict[str, int] = {}
+    after: list[str | None] = []
+    origin: dict[str, str] = {}  # a message's key -> the observation that added it
+    calls: list[tuple[datetime, str, str]] = []  # (the generation's start, call id, tool name), in order
+    answers: dict[str, Mapping[str, Any]] = {}  # call id -> the TOOL / SPAN observation that ran it
+    unread: list[tuple[str, str]] = []
+    for t, _, obs, w in sorted(seen, key=lambda s: s[:2]):
+        if obs.get("type") in ANSWERS:
+            pending = next((c for c in calls if c[0] <= t and c[1] not in answers and c[2] == obs.get("name")), None)
+            if pending is not None:
+                answers[pending[1]] = obs
+            continue
+        if obs.get("type") != "GENERATION":
+            continue
+        inp, out = _messages(obs.get("input"), False), _messages(obs.get("output"), True)
+        if obs.get("output") is None:
+            out = []  # a call that returned nothing (it failed): its input is read
+        for value, read, what in ((obs.get("input"), inp, "input"), (obs.get("output"), out, "output")):
+            if read is None:
+                unread.append((w, f"its {what} is {_shape(_decoded(value))}"))
+        if inp is None or out is None:
+            continue
+        chat.to_chat([*inp, *out], w)  # a bad message is refused here, named by its observation
+        before = len(conv)
+        if not join(conv, at, after, inp, out, _key) and before:
+            log.warning("%s: its input repeats none of the %d messages read so far of %s: its messages are read as "
+                        "a new segment after them", w, before, where)
+        for m in conv[before:]:
+            origin.setdefault(_key(m), w.removeprefix(f"{where}, "))
+        calls += [(t, str(c.get("id")), str(c["function"].get("name")))
+                  for m in out for c in m.get("tool_calls") or () if isinstance(c, Mapping)
+                  and isinstance(c.get("function"), Mapping)]  # a bad call: refused by the labelling rule
+    if unread:
+        log.warning("%s: %d generation%s not read (the first: %s: %s): no chat this reader reads (an OpenAI or "
+                    "LangChain messages list, or a string); only what a later generation's input repeats of them is "
+                    "read", where, len(unread), "s" if len(unread) > 1 else "", *unread[0])
+    return _answered(conv, answers, origin, where)
+
+
+def _answered(conv: list[Any], answers: Mapping[str, Mapping[str, Any]], origin: Mapping[str, str],
+              where: str) -> Chat:
+    """The conversation with each call's result: a later input's tool message, else its tool observation's
+    output (its ``statusMessage`` where it has none), flagged as failed where the observation's level is ERROR."""
+    answered = {m.get("tool_call_id") for m in conv if m.get("role") == "tool"}
+    messages: list[dict[str, Any]] = []
+    sources: list[str] = []
+    for m in conv:
+        if m.get("role") == "tool" and m.get("tool_call_id") in answers:
+            m = {**m, **({FAILED: True} if answers[m["tool_call_id"]].get("level") == "ERROR" else {})}
+        messages.append(m)
+        sources.append(origin.get(_key(m), origin.get(_key({k: v for k, v in m.items() if k != FAILED}), "")))
+        for c in m.get("tool_calls") or () if m.get("role") == "assistant" else ():
+            obs = answers.get(str(c.get("id"))) if isinstance(c, Mapping) else None
+            if obs is not None and c.get("id") not in answered:
+                output = obs.get("output")  # a string as stored (v2: JSON text), data as the API parsed it
+                messages.append({"role": "tool", "tool_call_id": c["id"], "content": output if output is not None
+                                 else obs.get("statusMessage") or "", **({FAILED: True} if obs.get("level") == "ERROR"
+                                                                          else {})})
+                sources.append(_where(obs, "").removeprefix(", "))
+    read = chat.to_chat(messages, where)
+    read.sources = [sources[int(s.split()[1])] if s.startswith("message ") and sources[int(s.split()[1])] else s
+                    for s in read.sources]
+    return read
+
+
+def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
+    """The conversations of Langfuse documents (``(doc, where)`` pairs): one per ``sessionId``, its traces in time
+    order, else one per trace."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    bad: dict[str, TranscriptFormatError] = {}
+    refused = False  # a document refused: said already, not again as "no GENERATION observation"
+    for doc, where in docs:
+        for obs, session, w in _observations(doc, where):
+            if isinstance(obs, TranscriptFormatError):
+                refused = True
+                yield obs
+                continue
+            trace = obs.get("traceId")
+            key = f"session {session}" if session else f"trace {trace}"
+            groups.setdefault(key, []).append(obs)
+            if not isinstance(obs.get("startTime"), str):
+                bad.setdefault(key, TranscriptFormatError(_where(obs, w), f"startTime is {json_type(obs.get('startTime'))}, "
+                                                          "expected an ISO 8601 time as the API returns it"))
+    for key, observations in groups.items():
+        if key in bad:
+            yield bad[key]
+            continue
+        if not any(o.get("type") == "GENERATION" for o in observations):
+            continue
+        yield Conversation(id_of(key.split(" ", 1)[1]), observations, f"{path}: {key}", key.split(" ", 1)[1],
+                           "langfuse")
+    if not refused and not any(any(o.get("type") == "GENERATION" for o in obs) for obs in groups.values()):
+        types = sorted({str(o.get("type")) for obs in groups.values() for o in obs})
+        yield TranscriptFormatError(path, f"no GENERATION observation (saw {', '.join(types) or 'no observations'}): "
+                                          "Langfuse records a model call as a generation; trace the model client with "
+                                          "a Langfuse integration (OpenAI, LangChain), or " + FETCH)
+
+
+def _observations(doc: Any, where: str) -> Iterator[tuple[Any, str, str]]:
+    """(observation or its error, its session id, where) of one document."""
+    if isinstance(doc, list):
+        for n, item in enumerate(doc):
+            yield from _observations(item, f"{where}: item {n}")
+    elif is_page(doc) or (isinstance(doc, Mapping) and isinstance(doc.get("data"), list) and "meta" in doc):
+        for n, item in enumerate(doc["data"]):
+            yield from _observations(item, f"{where}: data[{n}]")
+    elif is_trace(doc):
+        trace = doc["trace"] if isinstance(doc.get("trace"), Mapping) else doc
+        for n, obs in enumerate(doc["observations"]):
+            if isinstance(obs, str):
+                yield TranscriptFormatError(f"{where}, trace {str(trace.get('id'))[:80]}", "its observations are "
+                                            "ids only (what GET /api/public/traces lists): " + FETCH), "", where
+                return
+            if not isinstance(obs, Mapping):
+                yield TranscriptFormatError(f"{where}, trace {str(trace.get('id'))[:80]}, observation {n}",
+                                            f"an observation must be an object, got {json_type(obs)}"), "", where
+                return
+            yield {**obs, "traceId": obs.get("traceId") or trace.get("id")}, str(
+                obs.get("sessionId") or trace.get("sessionId") or ""), where
+    elif is_observation(doc):
+        yield doc, str(doc.get("sessionId") or ""), where
+    else:
+        yield TranscriptFormatError(where, f"expected a Langfuse trace {{\"id\", \"timestamp\", \"observations\"}}, "
+                                           f"a page {{\"data\", \"meta\"}} or an observation, got {_shape(doc)}"), "", where

@@ -1,0 +1,182 @@
+"""Langfuse traces (sam_model/data/formats/langfuse.py), read from what its public API returns.
+
+tests/fixtures/langfuse_traces.json was written by tests/fixtures/langfuse_traces.py with the langfuse package's own
+API models (its docstring says how to run it again); these tests read it without the package, and one, where the
+package is installed, checks that its models parse the fixture and that what they dump reads the same."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sam_model.data.formats import langfuse
+from sam_model.data.transcripts import ImportReport, TranscriptFormatError, iter_transcript_events, main
+
+TESTS = Path(__file__).resolve().parent
+FIXTURE = TESTS / "fixtures" / "langfuse_traces.json"
+OPENAI = TESTS.parent / "examples" / "logs" / "openai.jsonl"
+
+
+def fixture() -> dict[str, Any]:
+    return json.loads(FIXTURE.read_text())
+
+
+def example_session() -> list[dict[str, Any]]:
+    """examples/logs/langfuse.jsonl: the conversation of tests/test_formats.py, two traces of one session."""
+    return fixture()["session"]
+
+
+def write_lines(path: Path, docs: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    return path
+
+
+def events(path: Path, episode: str = "conv-1") -> list[dict[str, Any]]:
+    report = ImportReport()
+    read = list(iter_transcript_events(path, report=report))
+    assert report.formats == {"langfuse": 1}
+    assert {e["episode_id"] for e in read} == {episode}
+    return [{**e, "episode_id": "conv-1"} for e in read]
+
+
+def openai_events(tmp_path: Path, messages: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    if messages is None:
+        return list(iter_transcript_events(OPENAI))
+    return list(iter_transcript_events(write_lines(tmp_path / "o.jsonl", [{"id": "conv-1", "messages": messages}])))
+
+
+def openai_messages() -> list[dict[str, Any]]:
+    return json.loads(OPENAI.read_text().splitlines()[0])["messages"]
+
+
+def test_a_session_of_two_traces_is_one_conversation_read_as_its_openai_twin(tmp_path):
+    """The API's traces (GET /api/public/traces/{traceId}), one a line or as a list, traces given out of order: one
+    conversation by sessionId, its generations in start order, each input's repeat of the history read once (the
+    app's assistant message dumped whole, refusal and annotations beside it, is the output it repeats)."""
+    expected = openai_events(tmp_path)
+    assert events(write_lines(tmp_path / "s.jsonl", example_session())) == expected
+    (tmp_path / "s.json").write_text(json.dumps(example_session()[::-1]))
+    assert events(tmp_path / "s.json") == expected
+
+
+def test_a_value_of_the_first_result_is_traced_into_the_second_call(tmp_path):
+    read = list(iter_transcript_events(write_lines(tmp_path / "s.jsonl", example_session())))
+    decision = next(e for e in read if "useful_memory_steps" in e)
+    assert decision["meta"]["needed"]["reservation_id"] == ["qx7z9a"]
+    used = [read[s] for s in decision["useful_memory_steps"]]
+    assert any(e["kind"] == "result" and "QX7Z9A" in e["text"] and e["text"].startswith("get_user") for e in used)
+
+
+def test_a_v2_observations_page_of_langchains_messages_reads_the_same(tmp_path):
+    """GET /api/public/v2/observations: input and output the stored strings (JSON text), LangChain's message dicts
+    and its {"name", "args", "id"} tool calls, an AGENT observation around the calls (not read)."""
+    page = tmp_path / "page.json"
+    page.write_text(json.dumps(fixture()["v2_page"]))
+    assert events(page, "t-lc") == openai_events(tmp_path)
+
+
+def test_an_error_level_tool_observation_flags_its_result_failed():
+    observations = [o for t in example_session() for o in t["observations"]]
+    chat = langfuse.to_chat(observations, "s.jsonl: session conv-1")
+    results = {m["tool_call_id"]: m for m in chat.messages if m["role"] == "tool"}
+    assert results["c2"].get("is_error") is True and "is_error" not in results["c1"]
+    assert chat.sources[0] == "trace t-1, observation g-1"  # where each message was first sent
+
+
+def test_a_call_no_later_input_answers_is_answered_by_its_tool_observation(tmp_path):
+    """A trace that ends at a tool's error (no generation after it): the TOOL observation of the call's name is its
+    result, its statusMessage where it has no output, flagged failed; as a tool message that says so is read."""
+    session = example_session()
+    session[1]["observations"] = session[1]["observations"][:2]  # g-3 calls cancel, o-2 raised; no g-4
+    messages = openai_messages()[:8]
+    messages[7] = {**messages[7], "is_error": True}
+    assert events(write_lines(tmp_path / "s.jsonl", session)) == openai_events(tmp_path, messages)
+    page = fixture()["v2_page"]  # LangChain's: get_user's output answers the call; its later generations dropped
+    page["data"] = page["data"][:3]
+    chat = langfuse.to_chat(page["data"], "page.json: trace t-lc")
+    assert chat.messages[-1] == {"role": "tool", "tool_call_id": "c1", "content": openai_messages()[3]["content"]}
+    assert chat.sources[-1] == "trace t-lc, observation o-1"
+
+
+def test_the_ui_download_of_one_trace_reads_its_turn(tmp_path):
+    """The UI's Download JSON, {"trace", "observations"}: the first turn, up to the words before "yes please"."""
+    trace = example_session()[0]
+    path = tmp_path / "trace-t-1.json"
+    path.write_text(json.dumps({"trace": {k: v for k, v in trace.items() if k != "observations"},
+                                "observations": trace["observations"]}))
+    assert events(path) == openai_events(tmp_path, openai_messages()[:5])
+
+
+def test_a_traces_list_of_observation_ids_is_refused_saying_what_to_fetch(tmp_path, capsys):
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(fixture()["traces_list"]))
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if "ids only" in x)
+    assert f"{path}: data[0], trace t-1: its observations are ids only" in line
+    assert "GET /api/public/traces/{traceId}" in line and "no GENERATION" not in err
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda o: o.update(startTime="yesterday"), "startTime 'yesterday' is not an ISO 8601 time"),
+    (lambda o: o["input"]["messages"][1].update(role=5), "'role' is a number"),
+    (lambda o: o["output"]["tool_calls"][0].update(function="get_user"), "g-1"),
+])
+def test_a_bad_observation_is_named_by_file_trace_and_observation(change, says, tmp_path):
+    session = example_session()
+    change(session[0]["observations"][0])
+    path = write_lines(tmp_path / "s.jsonl", session)
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(path))
+    assert str(err.value).startswith(f"{path}: session conv-1, trace t-1, observation g-1")
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_an_input_of_another_shape_is_counted_and_named_not_guessed(tmp_path, caplog):
+    """The OpenAI integration's Responses API input ({"input": [...], "tools"}) is no chat this reader reads: said,
+    with the generation, and the rest read (what the next input repeats of its turn)."""
+    session = example_session()
+    g1 = session[0]["observations"][0]
+    g1["input"] = {"input": g1["input"]["messages"], "tools": []}
+    with caplog.at_level(logging.WARNING):
+        read = events(write_lines(tmp_path / "s.jsonl", session))
+    assert read == openai_events(tmp_path)  # g-2's input repeats the whole first turn
+    said = [r.getMessage() for r in caplog.records if "not read" in r.getMessage()]
+    assert len(said) == 1 and "1 generation not read (the first: " in said[0]
+    assert "trace t-1, observation g-1: its input is an object with keys input, tools" in said[0]
+
+
+def test_observations_without_a_generation_are_refused(tmp_path, capsys):
+    trace = copy.deepcopy(example_session()[0])
+    trace["observations"] = [o for o in trace["observations"] if o["type"] != "GENERATION"]
+    path = write_lines(tmp_path / "t.jsonl", [trace])
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    assert "no GENERATION observation (saw TOOL)" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("langfuse") is None,
+                    reason="langfuse is not installed (tests/fixtures/langfuse_traces.py says how, in a venv of its own)")
+def test_the_packages_models_parse_the_fixture_and_their_dump_reads_the_same(tmp_path):
+    try:
+        from langfuse.api import ObservationsV2Response, Traces, TraceWithFullDetails
+        from langfuse.api.core.pydantic_utilities import parse_obj_as
+    except ImportError as exc:  # langfuse 5.x reads observations alone: its SDK has no trace models
+        pytest.skip(f"this langfuse has no trace models ({exc}); install 4.x as tests/fixtures/langfuse_traces.py says")
+
+    spec = importlib.util.spec_from_file_location("langfuse_traces", TESTS / "fixtures" / "langfuse_traces.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    made = {"session": script.session(), "v2_page": script.v2_page(), "traces_list": script.traces_list()}
+    assert made == fixture(), "regenerate tests/fixtures/langfuse_traces.json with its script"
+    # parse_obj_as: as the API client parses a response's JSON (the models' aliases are not pydantic's own)
+    again = [json.loads(parse_obj_as(TraceWithFullDetails, t).json()) for t in fixture()["session"]]
+    assert again == fixture()["session"]
+    assert json.loads(parse_obj_as(ObservationsV2Response, fixture()["v2_page"]).json()) == fixture()["v2_page"]
+    assert parse_obj_as(Traces, fixture()["traces_list"]).data[0].observations == ["g-1", "o-1", "g-2"]
+    assert events(write_lines(tmp_path / "s.jsonl", again)) == openai_events(tmp_path)
