@@ -160,6 +160,16 @@ def test_observations_without_a_generation_are_refused(tmp_path, capsys):
     assert "no GENERATION observation (saw TOOL)" in capsys.readouterr().err
 
 
+def test_a_trace_without_a_generation_beside_a_session_is_said_not_read(tmp_path, caplog):
+    """A trace of tool runs alone (its model calls not traced) was dropped without a word."""
+    lone = copy.deepcopy(example_session()[0])
+    lone.update(id="t-9", sessionId=None)
+    lone["observations"] = [{**o, "traceId": "t-9"} for o in lone["observations"] if o["type"] == "TOOL"]
+    with caplog.at_level(logging.WARNING):
+        assert events(write_lines(tmp_path / "s.jsonl", [*example_session(), lone])) == openai_events(tmp_path)
+    assert any("trace t-9 holds no GENERATION observation (saw TOOL)" in r.getMessage() for r in caplog.records)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("langfuse") is None,
                     reason="langfuse is not installed (tests/fixtures/langfuse_traces.py says how, in a venv of its own)")
 def test_the_packages_models_parse_the_fixture_and_their_dump_reads_the_same(tmp_path):

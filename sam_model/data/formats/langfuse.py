@@ -238,6 +238,9 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             yield bad[key]
             continue
         if not any(o.get("type") == "GENERATION" for o in observations):
+            if any(o.get("type") == "GENERATION" for obs in groups.values() for o in obs):  # else the file's error
+                log.warning("%s: %s holds no GENERATION observation (saw %s): no model call of it was recorded, so "
+                            "it is not read", path, key, ", ".join(sorted({str(o.get("type")) for o in observations})))
             continue
         yield Conversation(id_of(key.split(" ", 1)[1]), observations, f"{path}: {key}", key.split(" ", 1)[1],
                            "langfuse")
