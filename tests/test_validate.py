@@ -330,7 +330,7 @@ def _document_of(name: str, path: Path, out: Path) -> Path:
 # the formats whose files FORMATS describes as .json documents
 WHOLE = ("openai", "tau1", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini",
          "openhands", "openhands-v1", "gemini-cli", "mini-swe-agent", "pydantic-ai", "autogen", "smolagents", "llamaindex",
-         "adk", "agent-framework")
+         "adk", "agent-framework", "langfuse")
 
 
 @pytest.mark.parametrize("name", WHOLE)

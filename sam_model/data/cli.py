@@ -25,7 +25,7 @@ COMMANDS = {"validate": "check agent logs and print their statistics (FILE:LINE:
                            "project folder, the headless stdout of claude -p --output-format stream-json or codex "
                            "exec --json, Gemini CLI session files or their chats folder, Pydantic AI message "
                            "histories, AutoGen saved states or run messages, Hugging Face smolagents memory steps or messages, LlamaIndex chat "
-                           "histories, Google ADK sessions, Microsoft Agent Framework sessions) "
+                           "histories, Google ADK sessions, Microsoft Agent Framework sessions, Langfuse traces) "
                            "into an agent log",
             "formats": "list the log formats `transcripts` reads, with what a file of each holds",
             "sgd": "convert an SGD split folder into an agent log",

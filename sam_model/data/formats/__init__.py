@@ -239,7 +239,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("LlamaIndex messages with tool_call blocks or tool_call_ids (ChatMessage.model_dump())", "llamaindex"),
           ("ADK events with function_call or function_response parts (google-adk sessions)", "adk"),
           ("Agent Framework messages with function_call or function_result contents (session.to_dict())",
-           "agent-framework"))
+           "agent-framework"),
+          ("Langfuse GENERATION observations whose output holds tool calls", "langfuse"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -314,6 +315,8 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
         if agent_framework.is_message(m) and any(isinstance(c, Mapping) and c.get("type") in (
                 "function_call", "function_result") for c in m["contents"]):
             found.add(27)
+        if langfuse.is_observation(m) and m.get("type") == "GENERATION" and langfuse.calls_in(m):
+            found.add(28)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]
