@@ -152,6 +152,19 @@ def test_an_input_of_another_shape_is_counted_and_named_not_guessed(tmp_path, ca
     assert "trace t-1, observation g-1: its input is an object with keys input, tools" in said[0]
 
 
+def test_a_generation_whose_output_is_not_read_still_gives_its_input(tmp_path, caplog):
+    """The last call's output of several choices is not read, but its input is: the cancel's result it holds (no
+    tool observation recorded it) is not lost with the words after it."""
+    session = example_session()
+    session[1]["observations"] = [o for o in session[1]["observations"] if o["type"] != "TOOL"]
+    g4 = session[1]["observations"][-1]
+    g4["output"] = [g4["output"], g4["output"]]
+    with caplog.at_level(logging.WARNING):
+        read = events(write_lines(tmp_path / "s.jsonl", session))
+    assert read == openai_events(tmp_path, openai_messages()[:8])
+    assert any("observation g-4: its output is a list" in r.getMessage() for r in caplog.records)
+
+
 def test_observations_without_a_generation_are_refused(tmp_path, capsys):
     trace = copy.deepcopy(example_session()[0])
     trace["observations"] = [o for o in trace["observations"] if o["type"] != "GENERATION"]

@@ -112,7 +112,7 @@ def _message(m: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(calls, list):
         out["tool_calls"] = [{"id": c.get("id"), "type": "function", "function": {
             "name": c["name"], "arguments": json.dumps(c.get("args") or {}, ensure_ascii=False)}}
-            if isinstance(c, Mapping) and "function" not in c and "args" in c else c for c in calls]
+            if isinstance(c, Mapping) and "function" not in c and "args" in c and "name" in c else c for c in calls]
         if not calls:
             del out["tool_calls"]
     return out
@@ -133,6 +133,12 @@ def _messages(value: Any, output: bool) -> list[dict[str, Any]] | None:
             not output or len(value) == 1):
         return [_message(m) for m in value]
     return None
+
+
+def calls_in(obs: Mapping[str, Any]) -> bool:
+    """Whether a generation's output holds tool calls (a sign of tool use, for a file where none was read)."""
+    out = _messages(obs.get("output"), True)
+    return any(m.get("tool_calls") for m in out or ())
 
 
 def _key(m: Any) -> str:
@@ -170,8 +176,9 @@ def to_chat(observations: list[Any], where: str) -> Chat:
         for value, read, what in ((obs.get("input"), inp, "input"), (obs.get("output"), out, "output")):
             if read is None:
                 unread.append((w, f"its {what} is {_shape(_decoded(value))}"))
-        if inp is None or out is None:
+        if inp is None:  # nothing to tell where its messages go
             continue
+        out = out or []  # its answer unread: what the next input repeats of it is read there
         chat.to_chat([*inp, *out], w)  # a bad message is refused here, named by its observation
         before = len(conv)
         if not join(conv, at, after, inp, out, _key) and before:
