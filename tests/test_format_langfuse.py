@@ -113,6 +113,21 @@ def test_the_ui_download_of_one_trace_reads_its_turn(tmp_path):
     assert events(path) == openai_events(tmp_path, openai_messages()[:5])
 
 
+def test_a_folder_of_a_sessions_downloads_is_one_conversation(tmp_path):
+    """The UI downloads a trace a file (trace-<traceId>.json): a folder of a session's, at any depth, beside a page of
+    observations one a line, is read together (it was refused as "not an OpenHands trajectory")."""
+    folder = tmp_path / "exports"
+    (folder / "day2").mkdir(parents=True)
+    for trace, where in zip(example_session(), (folder, folder / "day2")):
+        (where / f"trace-{trace['id']}.json").write_text(json.dumps({
+            "trace": {k: v for k, v in trace.items() if k != "observations"}, "observations": trace["observations"]}))
+    write_lines(folder / "pages.jsonl", [fixture()["v2_page"]])
+    read = list(iter_transcript_events(folder))
+    expected = openai_events(tmp_path)
+    assert [{**e, "episode_id": "conv-1"} for e in read if e["episode_id"] == "conv-1"] == expected
+    assert [{**e, "episode_id": "conv-1"} for e in read if e["episode_id"] == "t-lc"] == expected
+
+
 def test_a_traces_list_of_observation_ids_is_refused_saying_what_to_fetch(tmp_path, capsys):
     path = tmp_path / "traces.json"
     path.write_text(json.dumps(fixture()["traces_list"]))

@@ -151,7 +151,10 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     packed_history = [q for q in packed if _first_is(q, agent_framework.is_message)]
     kinds[MAF_HISTORY] = sorted([*(q for q in folder.rglob("*.jsonl") if q not in taken and q.is_file()
                                    and _first_is(q, agent_framework.is_message)), *packed_history])
-    named = {q for files in kinds.values() for q in files} | set(claimed)
+    # Langfuse's documents one a line (traces, pages of observations), told by their first line at any depth
+    lines = sorted(q for q in folder.rglob("*.jsonl*") if q.name.endswith((".jsonl", ".jsonl.gz")) and q.is_file()
+                   and q not in taken and q not in kinds[MAF_HISTORY] and _first_is(q, langfuse.is_export))
+    named = {q for files in kinds.values() for q in files} | set(claimed) | set(lines)
 
     def unnamed(q: Path) -> bool:
         return (q.name.endswith((".json", ".json.gz")) and q not in named and not sessions.is_state(q)
@@ -172,7 +175,7 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     # (it was read as an OpenHands trajectory, "not an OpenHands trajectory")
     # which of the keys telling a Context or an ADK session each object holds, looked for in one read of it (a read
     # a key read each other record of many MB twice)
-    objects = {q: _mentions(q, (CONTEXT_KEY, ADK_KEY, MAF_KEY)) for q in candidates if not _holds_list(q)}
+    objects = {q: _mentions(q, (CONTEXT_KEY, ADK_KEY, MAF_KEY, LANGFUSE_KEY)) for q in candidates if not _holds_list(q)}
     contexts = [q for q, keys in objects.items() if CONTEXT_KEY in keys and _first_is(q, llamaindex.is_context)]
     chats = chats or contexts
     told.update(chats)
@@ -185,7 +188,11 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
                              and _first_is(q, agent_framework.is_session)),
                            *(q for q in packed if q not in packed_history
                              and _first_is(q, agent_framework.is_session, bad=True))])
-    held = {*told, *memories, *chats, *contexts, *adk_sessions, *maf_sessions}
+    # a Langfuse trace, page or UI download (an object, one a file) likewise; read with the .jsonl ones, together
+    traces = [q for q, keys in objects.items() if q not in told and q not in maf_sessions and LANGFUSE_KEY in keys
+              and _first_is(q, langfuse.is_export)]
+    kinds["langfuse"] = sorted([*lines, *traces])
+    held = {*told, *memories, *chats, *contexts, *adk_sessions, *maf_sessions, *traces}
     # an ADK session database (adk web and adk run keep their sessions in each agent's .adk/session.db), and an
     # OpenAI Agents SDK app's SQLiteSession databases likewise (any .db, .sqlite or .sqlite3 holding its messages table: agents_db.tables):
     # a folder of agents was "a folder without ..." where its conversations were. One walk for both, each file
@@ -385,6 +392,8 @@ ADK_KEY = re.compile(_json_string("app_name").pattern + b"|" + _json_string("app
 MAF_HISTORY = "agent-framework-history"  # a folder's layout of FileHistoryProvider files (:func:`layouts`)
 # what every Agent Framework session holds (agent_framework.is_session), likewise
 MAF_KEY = _json_string("session_id")
+# what every Langfuse observation holds (langfuse.is_export: a trace's, a page's), likewise
+LANGFUSE_KEY = _json_string("startTime")
 SCAN_BLOCK = 1 << 20  # bytes of a file :func:`_mentions` looks through at a time
 
 
@@ -612,17 +621,7 @@ def conversations(path: str | Path, format: str | None = None,
         yield from _unique(otel.conversations(good, str(p), episode_id_of), seen)
         return
     if format == "langfuse" or (format is None and langfuse.is_export(first[0])):  # traces, pages, observations
-        good = []
-        for doc, where in [*head, *docs]:
-            if isinstance(doc, TranscriptFormatError):
-                yield doc
-            elif not langfuse.is_export(doc):
-                yield TranscriptFormatError(where, "expected a Langfuse trace {\"id\", \"timestamp\", \"observations\"}, "
-                                            "a page {\"data\", \"meta\"} of traces or observations, or an observation",
-                                            *_read_as(doc, "langfuse"))
-            else:
-                good.append((doc, where))
-        yield from _unique(langfuse.conversations(good, str(p), episode_id_of), seen)
+        yield from _unique(_langfuse(iter([*head, *docs]), str(p)), seen)
         return
     if format == "codex-exec" or (format is None and (codex_exec.is_event(first[0]) or codex_exec.is_legacy(first[0]))):
         if not codex_exec.is_event(first[0]):  # codex exec --json's output: runs of thread events, one a thread
@@ -924,7 +923,7 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl), OTLP JSON files (an OpenTelemetry "
             "collector's file exporter), OpenHands .json trajectories, AutoGen saved states, smolagents memories, "
             "LlamaIndex chat histories, ADK or Agent Framework sessions or Pydantic AI histories (.json, one a "
-            "conversation), ADK session "
+            "conversation), Langfuse traces (.json, .jsonl), ADK session "
             "databases (.adk/session.db), OpenAI Agents SDK session databases (SQLiteSession); give "
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
@@ -954,6 +953,10 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                     on_file(q)
         elif kind == "otel":  # every file's spans together: a conversation's spans spread over rotated files
             yield from _unique(_otel_folder(folder, paths, on_file), seen)
+        elif kind == "langfuse":  # every file's observations together: a session's traces downloaded a file each
+            yield from _unique(_langfuse(itertools.chain.from_iterable(documents(q) for q in paths), str(folder)), seen)
+            for q in paths if on_file is not None else ():
+                on_file(q)
         elif kind in ("pydantic-ai", "llamaindex", "smolagents"):  # a conversation's history (a smolagents
             for q in paths:  # memory's steps) a file, named by its path in the folder
                 name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(".json")
@@ -1016,7 +1019,8 @@ _HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
          "agent-framework": ("Agent Framework session file{s} (.json, .msgpack)", ("agent-framework",)),
          MAF_HISTORY: ("Agent Framework FileHistoryProvider file{s} (.jsonl, .msgpack)", ("agent-framework",)),
          "adk-db": ("ADK session database{s} (.adk/session.db)", ("adk",)),
-         "agents-db": ("OpenAI Agents SDK session database{s} (SQLiteSession)", ("responses",))}
+         "agents-db": ("OpenAI Agents SDK session database{s} (SQLiteSession)", ("responses",)),
+         "langfuse": ("Langfuse trace file{s} (.json, .jsonl)", ("langfuse",))}
 
 
 def _held(found: dict[str, list[Path]]) -> dict[str, set[Path]]:
@@ -1075,6 +1079,22 @@ def _otel_folder(folder: Path, paths: list[Path], on_file: Callable[[Path], None
         if on_file is not None:
             on_file(q)
     yield from otel.conversations(good, str(folder), episode_id_of)
+
+
+def _langfuse(docs: Iterator[tuple[Any, str]], path: str) -> Iterator[Item]:
+    """The conversations of Langfuse documents, of one file or a folder's files read together (a session's traces
+    downloaded a file each are one conversation); a document that is none is an error naming it."""
+    good = []
+    for doc, where in docs:
+        if isinstance(doc, TranscriptFormatError):
+            yield doc
+        elif not langfuse.is_export(doc):
+            yield TranscriptFormatError(where, "expected a Langfuse trace {\"id\", \"timestamp\", \"observations\"}, a "
+                                        "page {\"data\", \"meta\"} of traces or observations, or an observation",
+                                        *_read_as(doc, "langfuse"))
+        else:
+            good.append((doc, where))
+    yield from langfuse.conversations(good, path, episode_id_of)
 
 
 def _run_files(folder: Path, paths: list[Path], seen: dict[str, str],
