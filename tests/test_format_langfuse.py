@@ -79,6 +79,9 @@ def test_a_v2_observations_page_of_langchains_messages_reads_the_same(tmp_path):
     page = tmp_path / "page.json"
     page.write_text(json.dumps(fixture()["v2_page"]))
     assert events(page, "t-lc") == openai_events(tmp_path)
+    # the v2 API does not deduplicate rows across pages: an observation given twice adds nothing
+    pages = write_lines(tmp_path / "pages.jsonl", [fixture()["v2_page"], fixture()["v2_page"]])
+    assert events(pages, "t-lc") == openai_events(tmp_path)
 
 
 def test_an_error_level_tool_observation_flags_its_result_failed():

@@ -158,7 +158,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("langfuse", "Langfuse traces (the public API's traces and observations: GENERATION observations' input "
            "and output messages, TOOL observations)", 'a .json trace (GET /api/public/traces/{traceId}, or the UI\'s '
            'Download JSON), a list of them, a page {"data", "meta"} of traces or of observations (GET '
-           '/api/public/v2/observations), or a .jsonl of them, one a line; a session\'s traces are one conversation',
+           '/api/public/v2/observations), or a .jsonl of them, one a line, or a folder of those; a session\'s traces '
+           'are one conversation',
            langfuse.to_chat, langfuse.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
