@@ -156,6 +156,23 @@ def test_a_bad_observation_is_named_by_file_trace_and_observation(change, says, 
     assert says in str(err.value) and "\n" not in str(err.value)
 
 
+def test_an_observation_without_a_start_time_is_named_by_its_line_trace_and_id(tmp_path):
+    session = example_session()
+    session[1]["observations"][1]["startTime"] = None
+    path = write_lines(tmp_path / "s.jsonl", session)
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(path))
+    assert str(err.value) == (f"{path}:2, trace t-2, observation o-2: startTime is null, expected an ISO 8601 time as "
+                              "the API returns it")
+
+
+def test_observations_are_told_from_other_formats_messages():
+    from sam_model.data.formats import detect
+
+    observations = [o for t in example_session() for o in t["observations"]]
+    assert detect(observations) == "langfuse" and detect(openai_messages()) == "openai"
+
+
 def test_an_input_of_another_shape_is_counted_and_named_not_guessed(tmp_path, caplog):
     """The OpenAI integration's Responses API input ({"input": [...], "tools"}) is no chat this reader reads: said,
     with the generation, and the rest read (what the next input repeats of its turn)."""
