@@ -755,12 +755,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # rest read as the user's words (they were read as the user's words too). A frame a message of its own, a string
 # that pastes one, and every other log convert byte for byte.
 # 228: Langfuse traces are read (format langfuse: the API's traces, a page of traces or of v2 observations, the UI's
-# download; a session's traces one conversation), which no reader took; the otel reader's join moved to
-# 229: Langfuse traces are read (format langfuse: the API's traces, a page of traces or of v2 observations, the UI's
 # download, a folder of them read together; a session's traces one conversation), which no reader took (a folder of
 # them was refused as OpenHands trajectories); the otel reader's join moved to
 # formats.history unchanged. Every other file, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 229
+CONVERSION_VERSION = 228
 
 
 @dataclass(frozen=True)
