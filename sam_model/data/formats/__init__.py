@@ -74,7 +74,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            'items, {"id", "instructions"?, "messages": result.to_input_list()} lines, or its SQLiteSession database '
            '(.db, each session a conversation)',
            responses.to_chat, responses.sniff),
-    Format("otel", "OpenTelemetry GenAI spans, OTLP JSON (semantic conventions v1.37+)",
+    Format("otel", "OpenTelemetry spans, OTLP JSON (GenAI semantic conventions v1.37+, or OpenInference: Phoenix)",
            '.json {"resourceSpans": [...]}, or the collector file exporter\'s lines of them (.jsonl, .json or no '
            'extension), or its folder (the rotated files read together)',
            otel.to_chat, otel.sniff),

@@ -42,6 +42,17 @@ def _finite(text: str) -> float:
     return value
 
 
+def stops_mid_json(exc: json.JSONDecodeError, raw: str) -> bool:
+    """Whether the JSON text fails only because it ends (an OTLP attribute cut by a length limit): a string left
+    open (where a length limit cuts a long history, inside a message's text, json says "Unterminated string starting
+    at" the string's start, not at the end: the hint was missing for the very case it names), an escape or literal
+    cut short, or nothing after the fault's place."""
+    tail = raw[exc.pos:].rstrip()
+    return (exc.msg.startswith("Unterminated string") or not tail
+            or (exc.msg.startswith("Invalid \\uXXXX") and len(tail) < 6)
+            or (exc.msg == "Expecting value" and any(w.startswith(tail) for w in ("true", "false", "null"))))
+
+
 def strict_loads(text: str, unique: bool = True) -> Any:
     """JSON as every other reader reads it: no bare NaN/Infinity, no number that overflows to infinity (Python's
     json takes both, and a log written from them is one no JSON reader, ours included, reads back), and with

@@ -20,6 +20,10 @@ deprecated per-message events of v1.36 and earlier, and vendor attributes (``gen
 messages this reader reads: a file of them is refused with a message that says so, and a span of such attributes in
 a conversation read from other spans is named in a warning (only what a later call's input repeats of its turn is
 read), as is a conversation of such spans alone beside conversations that are read.
+
+OpenInference spans (Arize Phoenix's, every OpenInference instrumentation's) are read here too, told by their
+attributes, each as its GenAI twin would say it (:mod:`sam_model.data.formats.openinference`): a collector exports
+both families in one file, and a conversation is read the same whichever family recorded it.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from sam_model.data.formats import openinference
 from sam_model.data.formats.base import (
     Blocks,
     Chat,
@@ -39,6 +44,7 @@ from sam_model.data.formats.base import (
     each,
     read_blocks,
     result_text,
+    stops_mid_json,
     strict_loads,
 )
 from sam_model.data.formats.history import join
@@ -163,22 +169,11 @@ def _cut_hint(exc: ValueError, raw: str) -> str:
     """Why a messages attribute that is no JSON ends there: cut at an attribute length limit (the SDK's
     ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` / ``SpanLimits``, a collector's truncate), which a long conversation's
     history reaches first; "is not JSON (Expecting ...: char 4096)" named no cause. Empty where the fault is inside."""
-    if not (isinstance(exc, json.JSONDecodeError) and _stops_mid_json(exc, raw)):
+    if not (isinstance(exc, json.JSONDecodeError) and stops_mid_json(exc, raw)):
         return ""
     return (f"; it stops mid-JSON after {len(raw)} characters: cut by an attribute length limit (the SDK's "
             "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or SpanLimits, or a collector processor that truncates attributes)? "
             "raise or lift the limit for the gen_ai message attributes")
-
-
-def _stops_mid_json(exc: json.JSONDecodeError, raw: str) -> bool:
-    """Whether the JSON text fails only because it ends: a string left open (where a length limit cuts a long
-    history, inside a message's text, json says "Unterminated string starting at" the string's start, not at the
-    end: the hint was missing for the very case it names), an escape or literal cut short, or nothing after the
-    fault's place."""
-    tail = raw[exc.pos:].rstrip()
-    return (exc.msg.startswith("Unterminated string") or not tail
-            or (exc.msg.startswith("Invalid \\uXXXX") and len(tail) < 6)
-            or (exc.msg == "Expecting value" and any(w.startswith(tail) for w in ("true", "false", "null"))))
 
 
 def _tool_failed(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> bool:
@@ -381,9 +376,13 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             for event in _list(span.get("events"), "events"):
                 if isinstance(event, Mapping) and event.get("name") == DETAILS_EVENT:
                     attrs = {**attributes(event.get("attributes")), **attrs}
+            attrs = openinference.as_genai(attrs)  # an OpenInference span, as its GenAI twin would say it
             start = _int(span.get("startTimeUnixNano") or 0, "startTimeUnixNano")
+            attrs.update(openinference.messages(attrs, span.get("droppedAttributesCount")))
         except ValueError as exc:
-            err = TranscriptFormatError(f"{where}, span {str(span.get('spanId', n))[:40]}", f"not OTLP JSON: {exc}")
+            err = TranscriptFormatError(f"{where}, span {str(span.get('spanId', n))[:40]}",
+                                        str(exc) if isinstance(exc, openinference.Unreadable)
+                                        else f"not OTLP JSON: {exc}")
             trace = span.get("traceId")  # its conversation is refused whole, with this reason, not written without it
             if attrs is not None:  # its conversation told as a good span's, once every span is seen: its own
                 sid = str(span.get("spanId", n))  # id, else its ancestors' (its children's spans, which take
@@ -494,5 +493,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                                           f"attributes: {saw}); record message content in the instrumentation "
                                           "(semantic conventions v1.37+, e.g. OTEL_SEMCONV_STABILITY_OPT_IN="
                                           "gen_ai_latest_experimental and OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_"
-                                          "CONTENT=SPAN_ONLY); gen_ai.prompt.*/gen_ai.completion.* are not read")
+                                          "CONTENT=SPAN_ONLY; OpenInference's llm.input_messages.N.*, with the "
+                                          "OPENINFERENCE_HIDE_* settings of messages unset); gen_ai.prompt.*/"
+                                          "gen_ai.completion.* are not read")
 

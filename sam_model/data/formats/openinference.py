@@ -1,0 +1,185 @@
+"""OpenInference spans (Arize Phoenix, Arize, and every OpenInference instrumentation: OpenAI, LangChain,
+LlamaIndex, DSPy, smolagents, CrewAI, Bedrock, ...) as the GenAI attributes the ``otel`` reader reads.
+
+OpenInference writes a model call's messages flattened into attributes, not as one JSON attribute:
+``llm.input_messages.{i}.message.role`` / ``.message.content`` / ``.message.contents.{k}.message_content.text``,
+an assistant's calls ``.message.tool_calls.{j}.tool_call.id`` / ``.tool_call.function.name`` /
+``.tool_call.function.arguments`` (JSON text), a tool result's ``.message.tool_call_id``; the output likewise under
+``llm.output_messages``. Names from openinference-semantic-conventions (``SpanAttributes``, ``MessageAttributes``,
+``MessageContentAttributes``, ``ToolCallAttributes``). A span is told by its attributes, not by a format of its
+own: a collector exports both families in one file, and the same agent may be traced by both. So the reader of
+OTLP files takes each span as what its GenAI twin would say, as the instrumentation's own ``enable_genai_semconv``
+writes it (``openinference.instrumentation._genai_conversion``): the span kind as the operation (LLM ``chat``, TOOL
+``execute_tool``, AGENT ``invoke_agent``), ``session.id`` as ``gen_ai.conversation.id``, a TOOL span's ``tool.id``
+(else ``tool_call.id``) as ``gen_ai.tool.call.id`` (its status ERROR flags that call's result as failed), and the
+messages as GenAI messages; GenAI attributes a span also carries (that option on) are read as they are.
+
+The conversion is stricter than the instrumentation's where lenience would lose a turn or mislabel one: a tool call
+without an id (its result could not be paired), arguments that are not JSON text (the convention's attribute is
+JSON; text that is not was cut by a length limit), a text the instrumentation hid (``__REDACTED__``), a message
+index missing or a message without a role (the plain
+OpenTelemetry SDK keeps 128 attributes a span and drops the oldest first, the history's first messages; a span says
+how many it dropped) are refused, naming the attribute.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from sam_model.data.formats.base import stops_mid_json
+from sam_model.io import json_type
+
+KIND = "openinference.span.kind"
+SESSION = "session.id"
+INPUT, OUTPUT = "llm.input_messages", "llm.output_messages"
+REDACTED = "__REDACTED__"  # what a TraceConfig that hides a text writes in its place
+TOOL_IDS = ("tool.id", "tool_call.id")  # a TOOL span's call: the instrumentation's dual write reads them so
+OPERATIONS = {"LLM": "chat", "TOOL": "execute_tool", "AGENT": "invoke_agent"}  # its span kinds the reader uses
+ROLES = {"agent": "assistant", "function": "tool"}  # the conventions' names beside the GenAI roles (otel.ALIASES)
+_INDEX = re.compile(r"(\d+)\.(.+)")
+
+
+class Unreadable(ValueError):
+    """An OpenInference attribute the reader cannot read: its message names the attribute and what to do."""
+
+
+def is_openinference(attrs: Mapping[str, Any]) -> bool:
+    return KIND in attrs or any(k.startswith((f"{INPUT}.", f"{OUTPUT}.")) for k in attrs)
+
+
+def as_genai(attrs: dict[str, Any]) -> dict[str, Any]:
+    """``attrs`` with the GenAI names of what OpenInference says of the span (its operation, conversation, tool
+    call id); never raises, so a span whose messages are refused still tells its conversation (refused whole)."""
+    if not is_openinference(attrs):
+        return attrs
+    out = dict(attrs)
+    kind = str(attrs.get(KIND, "LLM" if any(k.startswith(f"{INPUT}.") for k in attrs) else "")).upper()
+    if kind in OPERATIONS:
+        out.setdefault("gen_ai.operation.name", OPERATIONS[kind])
+    if attrs.get(SESSION) not in (None, ""):
+        out.setdefault("gen_ai.conversation.id", str(attrs[SESSION]))
+    call = next((attrs[k] for k in TOOL_IDS if attrs.get(k) not in (None, "")), None)
+    if kind == "TOOL" and call is not None:
+        out.setdefault("gen_ai.tool.call.id", str(call))
+    return out
+
+
+def messages(attrs: Mapping[str, Any], dropped: Any = 0) -> dict[str, list[dict[str, Any]]]:
+    """The span's OpenInference messages as ``gen_ai.input.messages`` / ``gen_ai.output.messages`` values (GenAI
+    messages, ``{"role", "parts"}``); none where the span carries GenAI messages already (both written) or no
+    OpenInference ones. ``dropped``: the span's ``droppedAttributesCount``, named where a message is incomplete.
+    Raises :class:`Unreadable`."""
+    if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
+        return {}
+    hint = _dropped_hint(dropped)
+    out = {}
+    for prefix, key in ((INPUT, "gen_ai.input.messages"), (OUTPUT, "gen_ai.output.messages")):
+        found = _indexed(attrs, prefix, hint)
+        if found:
+            out[key] = [_message(f"{prefix}.{i}.", m, hint) for i, m in enumerate(found)]
+    return out
+
+
+def _dropped_hint(dropped: Any) -> str:
+    n = dropped if isinstance(dropped, int) else int(dropped) if isinstance(dropped, str) and dropped.isdigit() else 0
+    return (f" (the span dropped {n} attributes: the OpenTelemetry SDK keeps 128 a span by default and drops the "
+            "oldest first, the history's first messages; set OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT=10000, as "
+            "openinference's and Phoenix's register() do)") if n > 0 else ""
+
+
+def _indexed(attrs: Mapping[str, Any], prefix: str, hint: str) -> list[dict[str, Any]]:
+    """The attributes under ``prefix.{i}.`` grouped by ``i`` (each group's keys without the prefix), in order;
+    Unreadable where an index is missing (a message not recorded: refused rather than read without it)."""
+    groups: dict[int, dict[str, Any]] = {}
+    for key, v in attrs.items():
+        if key.startswith(f"{prefix}."):
+            m = _INDEX.fullmatch(key[len(prefix) + 1:])
+            if m is None:
+                raise Unreadable(f"{key}: expected {prefix}.N.<field>, N the item's index")
+            groups.setdefault(int(m[1]), {})[m[2]] = v
+    missing = next((i for i in range(len(groups)) if i not in groups), None)
+    if missing is not None:
+        raise Unreadable(f"{prefix}.{missing}.* is missing (the span has {prefix}.{max(groups)}.*): an item was not "
+                         f"recorded{hint}; export the span whole")
+    return [groups[i] for i in range(len(groups))]
+
+
+def _text(at: str, v: Any) -> str:
+    """A string attribute's value; a text the instrumentation hid (its ``__REDACTED__``) is refused, not read as
+    the words said."""
+    if not isinstance(v, str):
+        raise Unreadable(f"{at} is {json_type(v)}, expected a string")
+    if v == REDACTED:
+        side = "INPUT" if at.startswith(INPUT) else "OUTPUT"
+        raise Unreadable(f"{at} is {REDACTED}: the instrumentation hid the text (OPENINFERENCE_HIDE_{side}_TEXT, "
+                         f"or its TraceConfig's hide_{side.lower()}_text); trace with it unset to train on the text")
+    return v
+
+
+def _message(at: str, m: Mapping[str, Any], hint: str) -> dict[str, Any]:
+    """One flattened message (``at``: its attributes' prefix) as a GenAI message."""
+    if m.get("message.role") in (None, ""):
+        raise Unreadable(f"{at}message.role is missing: a message without its role{hint}; export the span whole")
+    role = _text(f"{at}message.role", m["message.role"]).lower()
+    role = ROLES.get(role, role)
+    parts: list[dict[str, Any]] = []
+    content = m.get("message.content")
+    if role == "tool":
+        call = m.get("message.tool_call_id")
+        if call in (None, ""):
+            raise Unreadable(f"{at}message.tool_call_id is missing: a tool result that names no call cannot be paired "
+                             "with it; record the id the result answers")
+        texts = [p["content"] for p in _contents(at, m, hint) if p.get("type") == "text"]
+        response = _text(f"{at}message.content", content) if content is not None else "\n".join(texts)
+        return {"role": role, "parts": [{"type": "tool_call_response", "id": str(call), "response": response}]}
+    if content not in (None, ""):
+        parts.append({"type": "text", "content": _text(f"{at}message.content", content)})
+    parts += [p for p in _contents(at, m, hint) if not (p.get("type") == "text" and (
+        not p["content"] or content == p["content"]))]  # the same text written both ways: once
+    parts += _calls(at, m, hint)
+    return {"role": role, "parts": parts}
+
+
+def _contents(at: str, m: Mapping[str, Any], hint: str) -> list[dict[str, Any]]:
+    """``message.contents.{k}.message_content.*`` as GenAI parts: text as text, an image as its uri, other types
+    as a part of their type (the reader counts them, as it counts a GenAI message's blobs)."""
+    parts = []
+    for k, c in enumerate(_indexed(m, "message.contents", hint)):
+        where = f"{at}message.contents.{k}.message_content"
+        kind = _text(f"{where}.type", c.get("message_content.type", "text"))
+        if kind == "text":
+            parts.append({"type": "text", "content": _text(f"{where}.text", c.get("message_content.text", ""))})
+        elif kind == "image":
+            parts.append({"type": "uri", "modality": "image", "uri": c.get("message_content.image.image.url")})
+        else:
+            parts.append({"type": kind})
+    return parts
+
+
+def _calls(at: str, m: Mapping[str, Any], hint: str) -> list[dict[str, Any]]:
+    """``message.tool_calls.{j}.tool_call.*`` as GenAI ``tool_call`` parts, the arguments as the JSON text given."""
+    parts = []
+    for j, c in enumerate(_indexed(m, "message.tool_calls", hint)):
+        where = f"{at}message.tool_calls.{j}.tool_call"
+        if c.get("tool_call.id") in (None, ""):
+            raise Unreadable(f"{where}.id is missing: a tool call without an id cannot be paired with its result; "
+                             "record the call's id (the model's tool_call id)")
+        if c.get("tool_call.function.name") in (None, ""):
+            raise Unreadable(f"{where}.function.name is missing: a tool call names its tool")
+        args = c.get("tool_call.function.arguments")
+        if args is not None:
+            args = _text(f"{where}.function.arguments", args)
+            try:
+                json.loads(args) if args.strip() else None
+            except (ValueError, RecursionError) as exc:
+                cut = isinstance(exc, json.JSONDecodeError) and stops_mid_json(exc, args)
+                raise Unreadable(f"{where}.function.arguments is not JSON ({str(exc)[:60]})" + (
+                    f"; it stops mid-JSON after {len(args)} characters: cut by an attribute length limit "
+                    "(OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or SpanLimits)? raise or lift it" if cut else
+                    ": the conventions write a call's arguments as JSON text")) from None
+        parts.append({"type": "tool_call", "id": str(c["tool_call.id"]),
+                      "name": _text(f"{where}.function.name", c["tool_call.function.name"]), "arguments": args})
+    return parts

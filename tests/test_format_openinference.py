@@ -1,0 +1,253 @@
+"""OpenInference spans (Arize Phoenix and every OpenInference instrumentation) are read by the ``otel`` reader, told
+by their attributes: the real OpenAI instrumentation's spans of a tool-calling agent (tests/fixtures/
+openinference_scripted.py wrote them) give a decision point whose argument is traced to the first tool's result, a
+TOOL span's error flags its call's result, and the same runs dual-written with the GenAI attributes read the same.
+The conversation of tests/test_formats.py written as OpenInference spans gives the same agent-log lines as every
+other format. A span the reader cannot read whole is refused in one line naming the file, span and attribute."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from test_formats import openai_messages
+
+from sam_model.data.formats import otel
+from sam_model.data.formats.base import TranscriptFormatError
+from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SPANS, DUAL = FIXTURES / "openinference_spans.jsonl", FIXTURES / "openinference_genai_spans.jsonl"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "logs" / "openinference-traces.json"
+
+
+def attr(key: str, v) -> dict:
+    return {"key": key, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}}
+
+
+def flattened(prefix: str, messages: list[dict]) -> list[dict]:
+    """OpenAI chat messages as OpenInference writes them (openinference-instrumentation's _attributes.py)."""
+    out = []
+    for i, m in enumerate(messages):
+        at = f"{prefix}.{i}.message."
+        out.append(attr(f"{at}role", m["role"]))
+        if m.get("content") is not None:
+            out.append(attr(f"{at}content", m["content"]))
+        if "tool_call_id" in m:
+            out.append(attr(f"{at}tool_call_id", m["tool_call_id"]))
+        for j, c in enumerate(m.get("tool_calls") or ()):
+            out += [attr(f"{at}tool_calls.{j}.tool_call.id", c["id"]),
+                    attr(f"{at}tool_calls.{j}.tool_call.function.name", c["function"]["name"]),
+                    attr(f"{at}tool_calls.{j}.tool_call.function.arguments", c["function"]["arguments"])]
+    return out
+
+
+def openinference_spans(messages: list[dict], session: str = "conv-1") -> dict:
+    """The spans the OpenAI instrumentation and an agent's TOOL spans export of one conversation: an LLM span per
+    model call (its input the history so far), a TOOL span per call stamped with its id; the file's spans last
+    first, as a batch exporter writes them."""
+    spans, t = [], 1000
+    for i, m in enumerate(messages):
+        if m["role"] == "assistant":
+            spans.append({"traceId": "5b8aa5a2d2c872e8321cf37308d69df2", "spanId": f"{len(spans):016x}",
+                          "parentSpanId": "", "name": "ChatCompletion", "kind": 1, "startTimeUnixNano": str(t),
+                          "endTimeUnixNano": str(t + 5), "status": {"code": 1}, "attributes": [
+                              attr("openinference.span.kind", "LLM"), attr("session.id", session),
+                              attr("llm.model_name", "gpt-4o"), *flattened("llm.input_messages", messages[:i]),
+                              *flattened("llm.output_messages", [m])]})
+            for c in m.get("tool_calls") or ():
+                spans.append({"traceId": "5b8aa5a2d2c872e8321cf37308d69df2", "spanId": f"{len(spans):016x}",
+                              "name": c["function"]["name"], "kind": 1, "startTimeUnixNano": str(t + 6),
+                              "endTimeUnixNano": str(t + 7), "status": {"code": 1}, "attributes": [
+                                  attr("openinference.span.kind", "TOOL"), attr("session.id", session),
+                                  attr("tool.name", c["function"]["name"]), attr("tool_call.id", c["id"])]})
+            t += 10
+    return {"resourceSpans": [{"resource": {"attributes": [attr("service.name", "agent")]}, "scopeSpans": [
+        {"scope": {"name": "openinference.instrumentation.openai"}, "spans": spans[::-1]}]}]}
+
+
+def events(path: Path, **kw) -> list[dict]:
+    return list(iter_transcript_events(path, **kw))
+
+
+def read(doc: dict, path: str = "spans.json") -> list:
+    return list(otel.conversations([(doc, path)], path, str))
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def test_real_openinference_spans_trace_the_second_calls_argument_to_the_first_tools_result():
+    report = ImportReport()
+    got = events(SPANS, report=report)
+    assert report.formats == {"otel": 2}
+    lookup = [e for e in got if e["episode_id"] == "lookup"]  # by session.id, each run a conversation
+    assert [e["kind"] for e in lookup] == ["user", "action", "action", "result", "result", "action", "result",
+                                           "system"]
+    assert [e["text"] for e in lookup if e["kind"] == "action"] == [
+        "CALL find_customer(name=Ann Lee)", "CALL carrier_status(city=Lyon)", "CALL list_orders(customer_id=C-48213)"]
+    found = next(e for e in lookup if e["kind"] == "result" and e["text"].startswith("find_customer:"))
+    decision = [e for e in lookup if "useful_memory_steps" in e]
+    assert len(decision) == 1 and decision[0]["useful_memory_steps"] == [found["step"]]
+    assert decision[0]["meta"] == {"needed": {"customer_id": ["c-48213"]}}
+    assert lookup[-1]["text"] == "Your order NW-7731 has shipped."
+
+
+def test_a_tool_spans_error_flags_its_calls_result():
+    """The refund TOOL span ended in an error (status 2): its call's result is flagged, as an execute_tool span's
+    is; the lookup's calls, whose spans ended well, are not."""
+    docs = lines(SPANS)
+    got = {c.episode_id: c for c in read(docs[0])}
+    assert got["refund"].failed_calls == frozenset({"call_refund_1"})
+    assert got["lookup"].failed_calls == frozenset()
+    for span in _spans(docs[0]):
+        span.pop("status", None)
+    assert {c.episode_id: c.failed_calls for c in read(docs[0])} == {"lookup": frozenset(), "refund": frozenset()}
+
+
+def _spans(doc: dict) -> list[dict]:
+    return [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+
+
+def test_dual_written_spans_read_as_the_openinference_ones(tmp_path):
+    """With enable_genai_semconv the instrumentation writes the GenAI attributes beside its own: read once, the
+    same events as its OpenInference attributes alone give."""
+    assert any(a["key"] == "gen_ai.input.messages" for s in _spans(lines(DUAL)[0]) for a in s["attributes"])
+    assert events(DUAL) == events(SPANS)
+
+
+def test_without_session_id_each_trace_is_a_conversation(tmp_path):
+    doc = lines(SPANS)[0]
+    for span in _spans(doc):
+        span["attributes"] = [a for a in span["attributes"] if a["key"] != "session.id"]
+    (path := tmp_path / "spans.json").write_text(json.dumps(doc))
+    traces = sorted({s["traceId"] for s in _spans(doc)})
+    got = events(path)
+    assert sorted({e["episode_id"] for e in got}) == traces
+    assert [{**e, "episode_id": ""} for e in got if e["episode_id"] == got[0]["episode_id"]] == [
+        {**e, "episode_id": ""} for e in events(SPANS) if e["episode_id"] == "lookup"]
+
+
+def test_the_conversation_of_every_format_reads_as_openai(tmp_path):
+    """tests/test_formats.py's conversation, as OpenInference spans (examples/logs/openinference-traces.json),
+    gives the agent-log lines of its OpenAI file."""
+    (openai := tmp_path / "openai.jsonl").write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}))
+    doc = openinference_spans(openai_messages())
+    assert json.loads(EXAMPLE.read_text()) == doc, f"regenerate {EXAMPLE} from openinference_spans(openai_messages())"
+    report = ImportReport()
+    assert events(EXAMPLE, report=report) == events(openai)
+    assert report.formats == {"otel": 1}
+
+
+def test_spans_of_both_families_and_others_in_one_file(tmp_path):
+    """A collector exports both families in one file: each conversation read by its own attributes; a span of
+    neither (an HTTP client's) is passed over, as among GenAI spans."""
+    from test_formats import genai_messages, otlp
+
+    genai = otlp(genai_messages(), "genai-1")
+    doc = openinference_spans(openai_messages(), "oi-1")
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"] += [
+        *_spans(genai), {"traceId": "ff", "spanId": "http", "name": "POST", "attributes": [
+            attr("http.request.method", "POST"), attr("url.full", "https://api.openai.test/v1")]}]
+    (path := tmp_path / "mixed.json").write_text(json.dumps(doc))
+    got = events(path)
+    one = lambda eid: [{**e, "episode_id": ""} for e in got if e["episode_id"] == eid]  # noqa: E731
+    assert one("oi-1") == one("genai-1") != []
+
+
+def _with(doc: dict, key: str, value=None, drop: bool = False) -> dict:
+    """``doc`` with attribute ``key`` of its last model call set to ``value`` (or dropped)."""
+    doc = copy.deepcopy(doc)
+    for span in [_last_call(doc)]:
+        span["attributes"] = [a if a["key"] != key else attr(key, value) for a in span["attributes"]
+                              if not (drop and a["key"] == key)]
+    return doc
+
+
+def _last_call(doc: dict) -> dict:
+    return max((s for s in _spans(doc) if s["name"] == "ChatCompletion"), key=lambda s: int(s["startTimeUnixNano"]))
+
+
+def _error(doc: dict) -> str:
+    errs = [c for c in read(doc, "run.jsonl") if isinstance(c, TranscriptFormatError)]
+    assert len(errs) == 1, errs
+    assert "\n" not in str(errs[0])
+    return str(errs[0])
+
+
+@pytest.mark.parametrize("key,value,says", [
+    ("llm.input_messages.2.message.tool_calls.0.tool_call.id", None,
+     "llm.input_messages.2.message.tool_calls.0.tool_call.id is missing: a tool call without an id"),
+    ("llm.input_messages.2.message.tool_calls.0.tool_call.function.arguments", '{"user_id": "ann_l',
+     "llm.input_messages.2.message.tool_calls.0.tool_call.function.arguments is not JSON (Unterminated string "
+     "starting at: line 1 column 13 (char 12)); it stops mid-JSON after 18 characters: cut by an attribute length "
+     "limit"),
+    ("llm.input_messages.2.message.tool_calls.0.tool_call.function.arguments", "user_id=ann_lee_123",
+     "tool_call.function.arguments is not JSON (Expecting value: line 1 column 1 (char 0)): the conventions write"),
+    ("llm.input_messages.1.message.role", None, "llm.input_messages.1.message.role is missing"),
+    ("llm.input_messages.3.message.tool_call_id", None,
+     "llm.input_messages.3.message.tool_call_id is missing: a tool result that names no call"),
+])
+def test_a_span_not_read_whole_is_refused_naming_file_span_and_attribute(key, value, says):
+    err = _error(_with(openinference_spans(openai_messages()), key, value, drop=value is None))
+    assert err.startswith("run.jsonl: conversation conv-1: ") and says in err
+    assert "in run.jsonl, span " in err and "the conversation is refused whole" in err
+
+
+def test_an_index_gap_is_refused_and_dropped_attributes_named():
+    """A message index missing (the plain SDK keeps 128 attributes a span, dropping the oldest first: the
+    history's first messages) is refused, the span's droppedAttributesCount named where it has one."""
+    doc = openinference_spans(openai_messages())
+    last = _last_call(doc)
+    last["attributes"] = [a for a in last["attributes"] if not a["key"].startswith("llm.input_messages.1.")]
+    err = _error(doc)
+    assert f"span {last['spanId']}" in err
+    assert "llm.input_messages.1.* is missing (the span has llm.input_messages.7.*)" in err
+    assert "dropped" not in err
+    last["droppedAttributesCount"] = 2
+    assert "the span dropped 2 attributes" in _error(doc) and "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT" in _error(doc)
+
+
+def _scripted():
+    spec = importlib.util.spec_from_file_location("openinference_scripted", FIXTURES / "openinference_scripted.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(importlib.util.find_spec("openinference") is None
+                    or importlib.util.find_spec("openinference.instrumentation.openai") is None,
+                    reason="openinference-instrumentation-openai is not installed (the fixture's side venv: see "
+                           "tests/fixtures/openinference_scripted.py)")
+@pytest.mark.parametrize("dual,fixture", [(False, SPANS), (True, DUAL)])
+def test_live_spans_read_as_the_fixture(dual, fixture, tmp_path):
+    """The installed instrumentation's spans of the scripted runs, now, read as the checked-in fixture's."""
+    (path := tmp_path / "live.jsonl").write_text(json.dumps(_scripted().export(dual)) + "\n")
+    assert events(path) == events(fixture)
+
+
+def test_a_hidden_text_is_refused_not_read_as_the_words_said():
+    """A TraceConfig's hide_input_text writes __REDACTED__ for each input message's text: read, the user's words
+    and the tools' results would be that word; refused naming the setting."""
+    err = _error(_with(openinference_spans(openai_messages()), "llm.input_messages.3.message.content",
+                       "__REDACTED__"))
+    assert "llm.input_messages.3.message.content is __REDACTED__" in err and "OPENINFERENCE_HIDE_INPUT_TEXT" in err
+
+
+def test_spans_without_messages_say_what_to_record(tmp_path, capsys):
+    """Spans whose messages the instrumentation hid (OPENINFERENCE_HIDE_INPUTS and _OUTPUTS): the file's error
+    names OpenInference's attributes beside the GenAI ones."""
+    from sam_model.data.transcripts import main
+
+    doc = openinference_spans(openai_messages())
+    for span in _spans(doc):
+        span["attributes"] = [a for a in span["attributes"] if not a["key"].startswith("llm.")]
+    (path := tmp_path / "hidden.json").write_text(json.dumps(doc))
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "saw spans by operation and attributes: chat 4, execute_tool 2" in err
+    assert "OpenInference's llm.input_messages.N.*" in err
