@@ -251,3 +251,56 @@ def test_spans_without_messages_say_what_to_record(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "saw spans by operation and attributes: chat 4, execute_tool 2" in err
     assert "OpenInference's llm.input_messages.N.*" in err
+
+
+def test_contents_parts_read_as_content_and_media_counted(tmp_path):
+    """A message written as message.contents.K.message_content.* (text, an image) reads as its content does; the
+    image is counted, as a GenAI uri part is."""
+    doc = openinference_spans(openai_messages())
+    for span in _spans(doc):
+        out = []
+        for a in span["attributes"]:
+            if a["key"].startswith("llm.input_messages.1.message.content"):
+                at = "llm.input_messages.1.message.contents."
+                out += [attr(f"{at}0.message_content.type", "text"),
+                        attr(f"{at}0.message_content.text", a["value"]["stringValue"]),
+                        attr(f"{at}1.message_content.type", "image"),
+                        attr(f"{at}1.message_content.image.image.url", "https://example.com/ticket.png")]
+            else:
+                out.append(a)
+        span["attributes"] = out
+    (path := tmp_path / "contents.json").write_text(json.dumps(doc))
+    report = ImportReport()
+    assert events(path, report=report) == events(EXAMPLE)
+    assert report.ignored == {"uri": 1}
+
+
+def test_a_nested_agents_calls_are_a_conversation_of_their_own(tmp_path):
+    """Without session.id, an AGENT span inside another agent's run (a delegate) holds its own history, as an
+    invoke_agent span's does: its model calls are not read into the outer agent's conversation."""
+    outer = openinference_spans(openai_messages())
+    inner = openinference_spans([{"role": "user", "content": "Find flights to Lyon."},
+                                 {"role": "assistant", "content": None, "tool_calls": [{
+                                     "id": "d1", "type": "function",
+                                     "function": {"name": "search", "arguments": '{"city": "Lyon"}'}}]},
+                                 {"role": "tool", "tool_call_id": "d1", "content": "AF1234"},
+                                 {"role": "assistant", "content": "AF1234 it is."}])
+    spans = outer["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for n, span in enumerate(_spans(inner)):
+        span["spanId"] = f"inner{n}"
+        span["startTimeUnixNano"] = str(int(span["startTimeUnixNano"]) + 5)
+        span["parentSpanId"] = "agent-b"
+        spans.append(span)
+    for span in spans:
+        span["attributes"] = [a for a in span["attributes"] if a["key"] != "session.id"]
+        span["parentSpanId"] = span.get("parentSpanId") or "agent-a"
+    kind = lambda k: [attr("openinference.span.kind", k)]  # noqa: E731
+    spans += [{"traceId": spans[0]["traceId"], "spanId": "agent-a", "startTimeUnixNano": "1", "attributes": kind(
+        "AGENT")}, {"traceId": spans[0]["traceId"], "spanId": "agent-b", "parentSpanId": "agent-a",
+                    "startTimeUnixNano": "1001", "attributes": kind("AGENT")}]
+    (path := tmp_path / "nested.json").write_text(json.dumps(outer))
+    got = events(path)
+    trace = spans[0]["traceId"]
+    assert sorted({e["episode_id"] for e in got}) == [trace, f"{trace}_agent-b"]
+    assert [{**e, "episode_id": "conv-1"} for e in got if e["episode_id"] == trace] == events(EXAMPLE)
+    assert [e["text"] for e in got if e["episode_id"] == f"{trace}_agent-b"][-1] == "AF1234 it is."
