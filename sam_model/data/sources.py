@@ -758,7 +758,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # download, a folder of them read together; a session's traces one conversation), which no reader took (a folder of
 # them was refused as OpenHands trajectories); the otel reader's join moved to
 # formats.history unchanged. Every other file, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 228
+# 229: an OTLP file's OpenInference spans (Arize Phoenix's, every OpenInference instrumentation's) are read, each as
+# its GenAI twin (formats/openinference.py): a file of them alone was refused, a file mixing them with GenAI spans was
+# read without their conversations. Every GenAI span, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 229
 
 
 @dataclass(frozen=True)
