@@ -189,6 +189,9 @@ def _error(doc: dict) -> str:
     ("llm.input_messages.2.message.tool_calls.0.tool_call.function.arguments", "user_id=ann_lee_123",
      "tool_call.function.arguments is not JSON (Expecting value: line 1 column 1 (char 0)): the conventions write"),
     ("llm.input_messages.1.message.role", None, "llm.input_messages.1.message.role is missing"),
+    ("llm.input_messages.4.message.role", "chatbot",
+     "llm.input_messages.4.message.role 'chatbot' is not a role the reader knows (one of agent, ai, assistant, "
+     "developer, function, human, model, system, tool, user)"),
     ("llm.input_messages.3.message.tool_call_id", None,
      "llm.input_messages.3.message.tool_call_id is missing: a tool result that names no call"),
 ])
@@ -304,3 +307,17 @@ def test_a_nested_agents_calls_are_a_conversation_of_their_own(tmp_path):
     assert sorted({e["episode_id"] for e in got}) == [trace, f"{trace}_agent-b"]
     assert [{**e, "episode_id": "conv-1"} for e in got if e["episode_id"] == trace] == events(EXAMPLE)
     assert [e["text"] for e in got if e["episode_id"] == f"{trace}_agent-b"][-1] == "AF1234 it is."
+
+
+def test_genai_spans_pass_the_openinference_reading_untouched():
+    """Every GenAI span of the shipped example and of the walkthrough-style files of tests/test_formats.py is given
+    to the GenAI path as it was (the same attributes object, no messages added): their conversion is as before."""
+    from test_formats import genai_messages, otlp
+
+    from sam_model.data.formats import openinference
+
+    docs = [json.loads((EXAMPLE.parent / "otel-traces.json").read_text()), otlp(genai_messages(), "c9")]
+    for span in (s for d in docs for s in _spans(d)):
+        attrs = otel.attributes(span["attributes"])
+        assert openinference.as_genai(attrs) is attrs
+        assert openinference.messages(attrs, 0, otel.ROLES) == {}

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from sam_model.data.formats.base import stops_mid_json
@@ -67,11 +67,12 @@ def as_genai(attrs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def messages(attrs: Mapping[str, Any], dropped: Any = 0) -> dict[str, list[dict[str, Any]]]:
+def messages(attrs: Mapping[str, Any], dropped: Any, roles: Collection[str]) -> dict[str, list[dict[str, Any]]]:
     """The span's OpenInference messages as ``gen_ai.input.messages`` / ``gen_ai.output.messages`` values (GenAI
     messages, ``{"role", "parts"}``); none where the span carries GenAI messages already (both written) or no
-    OpenInference ones. ``dropped``: the span's ``droppedAttributesCount``, named where a message is incomplete.
-    Raises :class:`Unreadable`."""
+    OpenInference ones. ``dropped``: the span's ``droppedAttributesCount``, named where a message is incomplete;
+    ``roles``: those the GenAI reader reads (a role beside them is refused here, naming its attribute). Raises
+    :class:`Unreadable`."""
     if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
         return {}
     hint = _dropped_hint(dropped)
@@ -79,7 +80,7 @@ def messages(attrs: Mapping[str, Any], dropped: Any = 0) -> dict[str, list[dict[
     for prefix, key in ((INPUT, "gen_ai.input.messages"), (OUTPUT, "gen_ai.output.messages")):
         found = _indexed(attrs, prefix, hint)
         if found:
-            out[key] = [_message(f"{prefix}.{i}.", m, hint) for i, m in enumerate(found)]
+            out[key] = [_message(f"{prefix}.{i}.", m, hint, roles) for i, m in enumerate(found)]
     return out
 
 
@@ -119,12 +120,15 @@ def _text(at: str, v: Any) -> str:
     return v
 
 
-def _message(at: str, m: Mapping[str, Any], hint: str) -> dict[str, Any]:
+def _message(at: str, m: Mapping[str, Any], hint: str, roles: Collection[str]) -> dict[str, Any]:
     """One flattened message (``at``: its attributes' prefix) as a GenAI message."""
     if m.get("message.role") in (None, ""):
         raise Unreadable(f"{at}message.role is missing: a message without its role{hint}; export the span whole")
     role = _text(f"{at}message.role", m["message.role"]).lower()
     role = ROLES.get(role, role)
+    if role not in roles:
+        raise Unreadable(f"{at}message.role {m['message.role']!r} is not a role the reader knows (one of "
+                         f"{', '.join(sorted({*roles, *ROLES}))})")
     parts: list[dict[str, Any]] = []
     content = m.get("message.content")
     if role == "tool":

@@ -378,7 +378,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                     attrs = {**attributes(event.get("attributes")), **attrs}
             attrs = openinference.as_genai(attrs)  # an OpenInference span, as its GenAI twin would say it
             start = _int(span.get("startTimeUnixNano") or 0, "startTimeUnixNano")
-            attrs.update(openinference.messages(attrs, span.get("droppedAttributesCount")))
+            attrs.update(openinference.messages(attrs, span.get("droppedAttributesCount"), (*ROLES, *ALIASES)))
         except ValueError as exc:
             err = TranscriptFormatError(f"{where}, span {str(span.get('spanId', n))[:40]}",
                                         str(exc) if isinstance(exc, openinference.Unreadable)
