@@ -321,3 +321,21 @@ def test_genai_spans_pass_the_openinference_reading_untouched():
         attrs = otel.attributes(span["attributes"])
         assert openinference.as_genai(attrs) is attrs
         assert openinference.messages(attrs, 0, otel.ROLES) == {}
+
+
+def test_messages_in_one_attribute_are_refused_not_passed_over():
+    """llm.input_messages as one attribute (not the conventions' flattened llm.input_messages.N.message.*) holds
+    turns the reader does not read: refused naming it, rather than the span read as one without messages."""
+    doc = openinference_spans(openai_messages())
+    last = _last_call(doc)
+    last["attributes"] = [a for a in last["attributes"] if not a["key"].startswith("llm.input_messages.")]
+    last["attributes"].append(attr("llm.input_messages", json.dumps(openai_messages()[:-1])))
+    err = _error(doc)
+    assert f"span {last['spanId']}" in err
+    assert "llm.input_messages is one attribute (a string), not the conventions' flattened" in err
+
+
+def test_the_exporters_folder_reads_as_its_file(tmp_path):
+    """The collector's file exporter's folder (its path: ./traces.json, one export a line) reads as the file."""
+    (tmp_path / "traces.json").write_text(SPANS.read_text())
+    assert events(tmp_path) == events(SPANS)

@@ -16,8 +16,8 @@ messages as GenAI messages; GenAI attributes a span also carries (that option on
 
 The conversion is stricter than the instrumentation's where lenience would lose a turn or mislabel one: a tool call
 without an id (its result could not be paired), arguments that are not JSON text (the convention's attribute is
-JSON; text that is not was cut by a length limit), a text the instrumentation hid (``__REDACTED__``), a message
-index missing or a message without a role (the plain
+JSON; text that is not was cut by a length limit), a text the instrumentation hid (``__REDACTED__``), messages
+written as one attribute (not the conventions' layout), a message index missing or a message without a role (the plain
 OpenTelemetry SDK keeps 128 attributes a span and drops the oldest first, the history's first messages; a span says
 how many it dropped) are refused, naming the attribute.
 """
@@ -78,6 +78,10 @@ def messages(attrs: Mapping[str, Any], dropped: Any, roles: Collection[str]) -> 
     hint = _dropped_hint(dropped)
     out = {}
     for prefix, key in ((INPUT, "gen_ai.input.messages"), (OUTPUT, "gen_ai.output.messages")):
+        if prefix in attrs:  # not the conventions' layout: passed over, its turns would be lost without a word
+            raise Unreadable(f"{prefix} is one attribute ({json_type(attrs[prefix])}), not the conventions' "
+                             f"flattened {prefix}.N.message.*: a layout this reader does not read; export the "
+                             "instrumentation's attributes as it writes them")
         found = _indexed(attrs, prefix, hint)
         if found:
             out[key] = [_message(f"{prefix}.{i}.", m, hint, roles) for i, m in enumerate(found)]
