@@ -91,8 +91,8 @@ def messages(attrs: Mapping[str, Any], dropped: Any, roles: Collection[str]) -> 
 def _dropped_hint(dropped: Any) -> str:
     n = dropped if isinstance(dropped, int) else int(dropped) if isinstance(dropped, str) and dropped.isdigit() else 0
     return (f" (the span dropped {n} attributes: the OpenTelemetry SDK keeps 128 a span by default and drops the "
-            "oldest first, the history's first messages; set OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT=10000, as "
-            "openinference's and Phoenix's register() do)") if n > 0 else ""
+            "oldest first, the history's first messages; set OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT=10000, the "
+            "limit OpenInference's own TracerProvider sets)") if n > 0 else ""
 
 
 def _indexed(attrs: Mapping[str, Any], prefix: str, hint: str) -> list[dict[str, Any]]:
