@@ -226,11 +226,15 @@ def _scripted():
                     or importlib.util.find_spec("openinference.instrumentation.openai") is None,
                     reason="openinference-instrumentation-openai is not installed (the fixture's side venv: see "
                            "tests/fixtures/openinference_scripted.py)")
-@pytest.mark.parametrize("dual,fixture", [(False, SPANS), (True, DUAL)])
-def test_live_spans_read_as_the_fixture(dual, fixture, tmp_path):
-    """The installed instrumentation's spans of the scripted runs, now, read as the checked-in fixture's."""
-    (path := tmp_path / "live.jsonl").write_text(json.dumps(_scripted().export(dual)) + "\n")
-    assert events(path) == events(fixture)
+@pytest.mark.parametrize("kw,fixture", [({}, SPANS), ({"dual": True}, DUAL),
+                                        ({"max_attributes": 30}, FIXTURES / "openinference_limited_spans.jsonl")])
+def test_live_spans_read_as_the_fixture(kw, fixture, tmp_path):
+    """The installed instrumentation's spans of the scripted runs, now, read as the checked-in fixture's (the same
+    conversations, the same errors but for the file's name)."""
+    (path := tmp_path / "live.jsonl").write_text(json.dumps(_scripted().export(**kw)) + "\n")
+    said = lambda p: [str(c).replace(str(p), "F").split(", span ")[0] if isinstance(c, TranscriptFormatError)  # noqa: E731
+                      else (c.episode_id, c.messages, c.failed_calls) for c in read(lines(p)[0], str(p))]
+    assert said(path) == said(fixture)
 
 
 def test_a_hidden_text_is_refused_not_read_as_the_words_said():
@@ -339,3 +343,16 @@ def test_the_exporters_folder_reads_as_its_file(tmp_path):
     """The collector's file exporter's folder (its path: ./traces.json, one export a line) reads as the file."""
     (tmp_path / "traces.json").write_text(SPANS.read_text())
     assert events(tmp_path) == events(SPANS)
+
+
+def test_real_spans_cut_by_the_sdks_attribute_limit_are_refused_naming_it():
+    """The plain SDK's attribute limit (lowered to 30 for the fixture; its default of 128 a longer history reaches)
+    drops a span's oldest attributes, the first messages of the lookup's last call: its conversation is refused
+    naming the span's dropped count and the setting, the refund's, whose spans kept their messages, is read."""
+    errs, convs = [], []
+    for c in read(lines(FIXTURES / "openinference_limited_spans.jsonl")[0], "limited.jsonl"):
+        (errs if isinstance(c, TranscriptFormatError) else convs).append(c)
+    assert [c.episode_id for c in convs] == ["refund"]
+    assert len(errs) == 1 and str(errs[0]).startswith("limited.jsonl: conversation lookup: llm.input_messages.0.* is "
+                                                      "missing")
+    assert "the span dropped 14 attributes" in str(errs[0]) and "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT" in str(errs[0])
