@@ -17,7 +17,7 @@ from typing import Any
 from sam_model.data.argumentleaves import call_leaves
 from sam_model.data.chatmessages import ToolCall, content_text, parse_tool_calls
 from sam_model.data.eventtexts import cut_text
-from sam_model.data.formats import detect, is_log_message, to_chat
+from sam_model.data.formats import adk, detect, is_log_message, to_chat
 from sam_model.data.formats.files import MAX_DEPTH
 from sam_model.io import SAMFileError
 from sam_model.limits import MAX_TEXT_CHARS, check_text, too_deep
@@ -90,7 +90,8 @@ def _check_depth(items: list[Any], name: str) -> None:
                              "where a message needs about 10); flatten it")
 
 
-def as_chat(items: list[Any], name: str, fmt: str | None = None) -> tuple[list[Any], list[str], list[dict[str, Any]]]:
+def as_chat(items: list[Any], name: str, fmt: str | None = None, owner: tuple[str, str] | None = None
+            ) -> tuple[list[Any], list[str], list[dict[str, Any]]]:
     """An add's messages as the OpenAI chat messages the conversation's state reads: (messages, where each came
     from, notes on what was not read).
 
@@ -104,7 +105,9 @@ def as_chat(items: list[Any], name: str, fmt: str | None = None) -> tuple[list[A
     contents (a streamed answer's chunks) go in one add to be one memory, as in the importer's log. An agent's session
     lines (Claude Code, Gemini CLI, Codex, codex exec, OpenHands events) are read here for their check alone:
     ScopedMemory.add reads them with the scope's open turn (sam_model.memory.live). ``fmt``: the format the scope's
-    open turn reads them in (None: told from their shape)."""
+    open turn reads them in (None: told from their shape). ``owner``: the add's (user_id, agent_id), an ADK session's
+    (user_id, app_name) as SAMMemoryService scopes it, whose entries in a ``load_memory`` result are SAM's recall
+    (formats.adk.is_recall): read without it, SAM's own recall was stored again as the tool's words."""
     fmt = fmt or detect(items)
     if fmt == "openai" and not any(_legacy(m) for m in items):
         return items, [f"{name}[{i}]" for i in range(len(items))], []
@@ -116,7 +119,7 @@ def as_chat(items: list[Any], name: str, fmt: str | None = None) -> tuple[list[A
         return chat.messages, [f"{name}[{i}]" for i in range(len(items))], []
     _check_depth(items, name)
     try:
-        chat = to_chat(items, name, fmt)
+        chat = adk.to_chat(items, name, owner=owner) if fmt == "adk" else to_chat(items, name, fmt)
     except SAMFileError as err:
         raise ValueError(str(err)) from None
     notes = [{"reason": f"{name}: {n} {kind} part(s) of the {fmt} messages: not stored (no memory is made of them)"}
@@ -180,7 +183,7 @@ def unstored(data: Any, name: str = "data", max_calls: int | None = None) -> lis
 
 
 def read_add(data: Any, name: str, max_calls: int | None = None, session: bool = False, fmt: str | None = None,
-             worded: bool = False) -> tuple[list[Any], list[dict[str, Any]]]:
+             worded: bool = False, owner: tuple[str, str] | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
     """(an add's messages as the chat messages its conversation reads, [] when it holds none; what of them is not
     stored): :func:`unstored`'s check, whose messages ScopedMemory.add then writes (given as its ``read``, a served
     add's check naming its API's field), so each format's reader runs once per add (it ran again after the
@@ -194,7 +197,8 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
     contents, live.worded): a model content of whitespace alone (a streamed answer's chunk) that joins them is taken,
     joined as the importer's reader joins it (it was refused, and the chunks after it joined without it); one that
     opens the model's turn is said unstored (:func:`blank_words`: it is no memory; until stop 63 it was refused, and
-    an agent feeding each chunk stopped at it)."""
+    an agent feeding each chunk stopped at it). ``owner``: whose ADK recall the items' load_memory results are
+    (:func:`as_chat`)."""
     if isinstance(data, str):
         check_text(data, name)
         return [{"role": "user", "content": data}], []
@@ -208,7 +212,7 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
         read_add(items, name, max_calls, session)
     session = session or detect(items) in live.LIVE
     chunks = (fmt or detect(items)) == live.GEMINI
-    items, wheres, notes = as_chat(items, name, fmt)
+    items, wheres, notes = as_chat(items, name, fmt, owner)
     calls = sum(len(m["tool_calls"]) for m in items if isinstance(m.get("tool_calls"), list))
     if max_calls is not None and calls > max_calls:
         raise ValueError(f"{name}: its messages hold {calls} tool calls, more than {max_calls} in one add (each call "

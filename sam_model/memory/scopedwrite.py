@@ -63,6 +63,13 @@ def _checked(fmt: str | None) -> str | None:
     return fmt if fmt == live_responses.FORMAT else None
 
 
+def _owner(user_id: str | None, agent_id: str | None) -> tuple[str, str] | None:
+    """Whose ADK recall an add's load_memory results are (read_add's ``owner``): its user and agent, as
+    SAMMemoryService scopes a session's user and app. Events added without them, SAM's entries were words stored
+    again (each recalled memory a duplicate under the new session); of no user or no agent, none is told SAM's."""
+    return (user_id, agent_id) if user_id is not None and agent_id is not None else None
+
+
 def _plain_step(m: Any) -> Any:
     """An event (dict or Event) whose step is a NumPy integer (a pandas DataFrame's column) with that step as an int:
     the store's check takes one (storechecks.check_memory), but a dict's failed in parse_event ("Object of type int64
@@ -226,7 +233,8 @@ class ScopedWrites:
                                                     last == resent.mine(self._sent[episode], items)[-1], at,
                                                     last is not None and again < last[1])})
             # checked before the conversation's state takes any of them
-            messages, skipped = read if read is not None else read_add(data, name) if data else ([], [])
+            messages, skipped = read if read is not None else read_add(data, name, owner=_owner(
+                user_id, agent_id)) if data else ([], [])
             out: dict[str, list] = {"results": self._add_messages(
                 messages, episode, scopes, metadata, notes,
                 skip={n["message"] for n in skipped if "message" in n and "part" not in n}) if data else []}
@@ -291,9 +299,10 @@ class ScopedWrites:
             again, rest, rest_name, *_ = self._resent(items, episode, name)
             if again:  # read as the add reads it: the rest, its calls counted, named messages[4:]
                 live_turn = {} if fmt is None else {"fmt": _checked(fmt), "worded": live.worded(self._open.get(episode))}
-                return read_add(rest, rest_name, max_calls, **live_turn) if rest else ([], [])
+                return read_add(rest, rest_name, max_calls, **live_turn, owner=_owner(user_id, agent_id)) \
+                    if rest else ([], [])
         return read_add(data, name, max_calls, session=fmt in live.LIVE, fmt=_checked(fmt),
-                        worded=live.worded(self._open.get(episode)))
+                        worded=live.worded(self._open.get(episode)), owner=_owner(user_id, agent_id))
 
     def _resent(self, items: list[Any], episode: str,
                 name: str) -> tuple[int, list[Any], str, list[Any] | None, int]:
