@@ -24,7 +24,7 @@ if importlib.util.find_spec("agent_framework") is None:
 from agent_framework import Agent, AgentSession, tool  # noqa: E402
 from maf_fake import ScriptedClient, call, say  # noqa: E402
 
-from sam_model.integrations.agent_framework import SAMContextProvider  # noqa: E402
+from sam_model.integrations.agent_framework import SEALS, SAMContextProvider  # noqa: E402
 from sam_model.memory import HashingEncoder, ScopedMemory  # noqa: E402
 
 SECRETS = {"one secret": ("the app's key", "the app's key"), "two secrets": ("key one", "key two"),
@@ -172,3 +172,25 @@ def test_a_run_in_progress_goes_on_as_its_user_while_another_task_binds_the_sess
     assert said[0] == "Where is TRK1111111?" and said[-1] == "Held at customs.", said
     assert memory.get_all(user_id="ben", agent_id="desk", limit=None)["results"] == []
     assert _user(first, session) == "mia"
+
+
+def test_a_provider_that_runs_a_session_keeps_its_seal_when_others_bind_it():
+    """Providers of their own keys binding one session (a provider made each request beside the agent's own): the
+    SEALS kept are the newest used, so the provider that made the session and runs it keeps its seal; kept by the
+    order of the binds, the ninth provider's bind dropped it and its next run was refused as no user's."""
+    memory = ScopedMemory(HashingEncoder(16))
+    own = SAMContextProvider(memory, agent_id="desk")
+    session = own.create_session(Agent(client=ScriptedClient([]), instructions="x", context_providers=[own]), "mia")
+    for _ in range(3 * SEALS):
+        SAMContextProvider(memory, agent_id="desk").bind(session, "mia")  # a request's provider
+        assert own.scopes(session)["user_id"] == "mia"  # the agent's own run between them
+    seals = session.state[own.source_id]["seal"]
+    assert len(seals) == SEALS and len(set(seals)) == SEALS, seals
+    idle = SAMContextProvider(memory, agent_id="desk")  # bound, then unused while eight others bind: bound again
+    idle.bind(session, "mia")
+    for _ in range(SEALS):
+        SAMContextProvider(memory, agent_id="desk").bind(session, "mia")
+    with pytest.raises(ValueError, match="has no user"):
+        idle.scopes(session)
+    idle.bind(session, "mia")
+    assert idle.scopes(session)["user_id"] == "mia"

@@ -36,7 +36,7 @@ a session, for ever): the user beside a seal, an HMAC of the session id and the 
 no user until bound again, to the user it names only). Providers of one ``secret`` (the app's, kept as its other
 keys) read each other's sessions, after a restart too; without one a provider seals under a key of its own, and a
 session restored in another process is bound again to its user (another refused: give ``secret`` to keep its
-user without binding). Providers of other secrets binding one session each add their seal (SEALS kept), under one
+user without binding). Providers of other secrets binding one session each add their seal (those of the SEALS providers that bound or ran it last kept), under one
 lock of them all: a bound session is never bound to another user, from any provider, thread or task. A provider made with
 ``user_id`` fixes that user for every session instead (one agent a user). ``agent_id`` (and ``run_id``) narrow the
 scopes as ScopedMemory's do. Store calls run in a worker thread (``asyncio.to_thread``).
@@ -62,7 +62,7 @@ from sam_model.memory import ScopedMemory
 
 SOURCE = "sam_memory"  # the provider's source_id: its context message's attribution, its state's key (the binding)
 USER, SEAL = "user_id", "seal"  # the keys of a session's binding in its state[source_id]
-SEALS = 8  # the seals a binding keeps, newest last: one a secret (or a provider's own key) that bound its user
+SEALS = 8  # the seals a binding keeps, the one used last last: one a secret (or a provider's own key) that bound its user
 # one lock of every provider's binds: a provider's own let two providers (two agents, or a provider made each request)
 # binding one session at once both find it unbound, the user written last the session's, the other's run going on
 _BINDING = threading.Lock()
@@ -219,6 +219,18 @@ class SAMContextProvider:
                    if isinstance(seal, str))
         return user if held else None
 
+    def _used(self, session: Any) -> str | None:
+        """:meth:`bound_user`, this provider's seal moved to the newest of the binding's: the SEALS kept are those
+        of the providers that bound or ran the session last. Kept by the order they bound it, a ninth provider's bind
+        (a provider made each request, of its own key) dropped the first's seal, and the provider that made the
+        session refused it as no user's at its next run."""
+        with _BINDING:
+            user = self.bound_user(session)
+            seals = session.state[self.source_id][SEAL] if user is not None else None
+            if isinstance(seals, list) and seals[-1:] != [mine := self._seal(session.session_id, user)]:
+                seals[:] = [*(x for x in seals if x != mine), mine]  # held (bound_user): one of them is mine
+        return user
+
     def _seal(self, session_id: str, user_id: str) -> str:
         """The HMAC of a session's id and its user; surrogatepass: a lone surrogate (JSON's "\\ud800") in a client's
         dict is a binding that does not hold, not a UnicodeEncodeError."""
@@ -235,7 +247,7 @@ class SAMContextProvider:
 
     def scopes(self, session: Any) -> dict[str, str | None]:
         """The scopes of a run of ``session``: its user's (refused when it has none), the provider's agent and run."""
-        user = self.user_id if self.user_id is not None or session is None else self.bound_user(session)
+        user = self.user_id if self.user_id is not None or session is None else self._used(session)
         if user is None:
             raise ValueError(f"SAMContextProvider: session {getattr(session, 'session_id', None)!r} has no user: "
                              "make it with provider.create_session(agent, user_id=...) (or provider.bind(session, "
