@@ -87,3 +87,25 @@ def test_a_session_whose_first_keys_are_damaged_cannot_be_told_and_is_said_passe
     with caplog.at_level(logging.WARNING):
         assert list(iter_transcript_events(app)) == alone
     assert [w for w in _warnings(caplog) if str(bad) in w]
+
+
+def test_the_summary_ends_naming_the_files_passed_over(tmp_path, capsys):
+    """sam-data transcripts on a folder of many sessions: the warning is the output's first line, above the whole
+    summary, where a session damaged in its first bytes went unnoticed. The summary ends saying how many files were
+    passed over and which, once (not again for --split's grouping pass); none passed over, no such line."""
+    from sam_model.data.transcripts import ImportReport, main
+
+    app, _ = _store(tmp_path)
+    assert main([str(app), str(tmp_path / "clean.jsonl")]) == 0
+    assert "passed over" not in capsys.readouterr().out
+    raw = _pack({**agent_framework_session(), "version": "1.0"})
+    bad = app / "sessions" / "conv-9.msgpack"
+    bad.write_bytes(_snapshot_damaged_at(raw, 6))
+    (app / "history" / "cache.msgpack").write_bytes(OTHERS["a cache's map"])
+    assert main([str(app), str(tmp_path / "out.jsonl"), "--split", "train"]) == 0
+    last = capsys.readouterr().out.rstrip("\n").splitlines()[-1]
+    assert last.startswith("2 files of the folder passed over as no session"), last
+    assert last.endswith(f": {app / 'history' / 'cache.msgpack'}, {bad}"), last
+    report = ImportReport()
+    list(iter_transcript_events(app, report=report))
+    assert report.passed == [str(app / "history" / "cache.msgpack"), str(bad)]

@@ -847,6 +847,8 @@ def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceO
                                           result_limit=options.result_limit, progress=progress)
         if report.results_cut:
             print(f"{path}: {report.results_cut} tool results cut at {options.result_limit} characters")
+        if report.passed:
+            print(f"{path}: {report.passed_note()}")
         if report.cut_lines:
             print(f"{path}: {report.cut_note()}")
         if report.stderr_lines:

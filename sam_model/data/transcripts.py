@@ -125,6 +125,7 @@ class ImportReport:
     openings: dict[int, str] = field(default_factory=dict, repr=False)  # a proper opening's events -> whose it is
     wholes: dict[int, str] = field(default_factory=dict, repr=False)  # a conversation's events -> where it is
     copies: list[tuple[str, str]] = field(default_factory=list)  # a conversation repeating another whole -> both
+    passed: list[str] = field(default_factory=list)  # a folder's files passed over (files.passed_over), each warned of
 
     def seen(self, where: str, events: list[dict[str, Any]]) -> None:
         """Keep what a converted conversation's events say (kind and text, a chained hash of each opening) to tell
@@ -225,12 +226,24 @@ class ImportReport:
                        ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))
         if self.out_of_split:
             out.append(f"{self.out_of_split} conversations outside the chosen split")
+        if self.passed:
+            out.append(self.passed_note())
         if self.skipped:
             out.append(f"skipped {len(self.skipped)} bad conversations:")
             out += [f"  {e}" for e in self.skipped[:20]]
             if len(self.skipped) > 20:
                 out.append(f"  ... and {len(self.skipped) - 20} more")
         return out
+
+    def passed_note(self) -> str:
+        """The folder's files passed over as no log (an empty or another program's sessions.db or .msgpack, a session
+        snapshot damaged in its first bytes, which cannot be told from one): said in a warning each, first of the
+        output, and with a folder of many sessions that warning scrolled away above the summary unseen."""
+        n = len(self.passed)
+        return (f"{n} file{'s' if n > 1 else ''} of the folder passed over as no session, each said why in a warning "
+                "above (empty, another program's, or a session damaged in its very first bytes, which cannot be told "
+                "from one): " + ", ".join(self.passed[:20])
+                + (f" and {n - 20} more" if n > 20 else ""))
 
     def cut_note(self) -> str:
         """The session files read without their last line, cut mid-write (sam-data transcripts and sam-train say it
@@ -494,16 +507,17 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
 
 
 def iter_conversations(path: str | Path, report: ImportReport | None = None, format: str | None = None,
-                       on_file: Callable[[Path], None] | None = None) -> Iterator[Conversation]:
+                       on_file: Callable[[Path], None] | None = None,
+                       on_passed: Callable[[str], None] | None = None) -> Iterator[Conversation]:
     """Conversations of a log file of any format (sam_model.data.formats.files): JSON Lines of conversations
     (optional ``group``: conversations that share a split), a JSON list of them or of tau-bench trajectories, a
     tau2 results file, OTLP spans. ``format`` forces a reader (None: told from the content).
 
     A container-level fault of one conversation (bad JSON line, no ``id``) raises, or with ``report`` given
     is recorded in ``report.skipped`` and the conversation is skipped. ``on_file``: called with each file of a
-    trajectory folder once it was read.
+    trajectory folder once it was read; ``on_passed``: with each file a folder passes over as no log (warned of too).
     """
-    for item in files.conversations(path, format, on_file):
+    for item in files.conversations(path, format, on_file, on_passed):
         if isinstance(item, TranscriptFormatError):
             if report is None:
                 raise _skippable(item)
@@ -513,7 +527,7 @@ def iter_conversations(path: str | Path, report: ImportReport | None = None, for
 
 
 def _shown(path: str | Path, report: ImportReport | None, format: str | None, desc: str,
-           enabled: bool) -> Iterator[Conversation]:
+           enabled: bool, on_passed: Callable[[str], None] | None = None) -> Iterator[Conversation]:
     """iter_conversations, with progress (sam_model.progress: a bar on a terminal, lines into a file) once reading
     takes longer than PROGRESS_AFTER_S: conversations counted, and a folder's files against their total (a folder
     of thousands of runs, or a big file, converted in silence)."""
@@ -526,7 +540,7 @@ def _shown(path: str | Path, report: ImportReport | None, format: str | None, de
             bar.set_postfix_str(f"{read} conversations", refresh=False)
             bar.update()
 
-        for conv in iter_conversations(path, report, format, file_read if folder else None):
+        for conv in iter_conversations(path, report, format, file_read if folder else None, on_passed):
             read += 1
             if not folder:
                 bar.update()
@@ -588,7 +602,8 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
                             progress)) as first:
             test = held_out_groups((c.group for c in first), test_fraction)
     count = 0
-    with closing(_shown(path, report if skip_bad else None, format, f"converting {name}", progress)) as convs:
+    with closing(_shown(path, report if skip_bad else None, format, f"converting {name}", progress,
+                        report.passed.append)) as convs:
         for conv in convs:
             if split != "all" and (conv.group in test) != (split == "test"):
                 report.out_of_split += 1

@@ -567,18 +567,19 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
         raise SAMFileError(f"cannot read {p}: {exc} (is it a complete .json/.jsonl, or .gz of one?)") from None
 
 
-def conversations(path: str | Path, format: str | None = None,
-                  on_file: Callable[[Path], None] | None = None) -> Iterator[Item]:
+def conversations(path: str | Path, format: str | None = None, on_file: Callable[[Path], None] | None = None,
+                  on_passed: Callable[[str], None] | None = None) -> Iterator[Item]:
     """Every conversation of ``path`` in file order (``format``: force one of FORMATS; None: tell from content; a
     folder's files tell their reader, and another is refused). ``on_file``: called with each file of a trajectory
-    folder once its runs were yielded (for progress)."""
+    folder once its runs were yielded (for progress); ``on_passed``: with each file the folder passes over
+    (:func:`passed_over`, each said in a warning too), for the import's report."""
     p = Path(path)
     if format is not None and format not in FORMATS:
         raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
     check_compression(p, zstd=True)  # a pipe or device: refused in one line (it blocked the reader)
     seen: dict[str, str] = {}  # episode id -> where it was first read
     if p.is_dir():  # a folder of runs or sessions: its files tell their reader, which --format must not contradict
-        yield from _trajectory_folder(p, seen, on_file, format)
+        yield from _trajectory_folder(p, seen, on_file, format, on_passed)
         return
     if not p.is_file():
         raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else not_found(p)}: {p} (give a .jsonl[.gz] "
@@ -907,7 +908,7 @@ def _to_first_good(docs: Iterator[tuple[Any, str]]) -> list[tuple[Any, str]]:
 
 
 def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Path], None] | None = None,
-                       format: str | None = None) -> Iterator[Item]:
+                       format: str | None = None, on_passed: Callable[[str], None] | None = None) -> Iterator[Item]:
     """Every run of a folder (:func:`layouts`), each layout's by its reader, their episode ids unique together.
     SWE-agent's output folder or OpenHands' trajectory folder: episode ids are the files' paths in the folder (one
     instance is run by several configurations), groups the instance ids (a SWE-agent run's replay_config, else the
@@ -916,6 +917,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
     found = layouts(folder)
     for q, why, what in passed_over(folder):  # said where the folder is read, once (layouts is asked several times)
         log.warning("%s %s: passed over, as %s", q, why, what)
+        if on_passed is not None:
+            on_passed(str(q))
     if not found:
         raise SAMFileError(sessions.multi_agent_only(folder) or eventless(folder) or headless_only(folder) or (
             f"{folder} is a folder without SWE-agent .traj files, mini-swe-agent .traj.json files, session stores "
