@@ -110,3 +110,14 @@ def test_the_scan_reads_the_id_json_reads_whole_or_in_pieces(drawn, cuts):
     else:
         scan.feed(line[at:])
     assert scan.end()[0] == whole
+
+
+@pytest.mark.parametrize("written", [b"5\x00", b"1\x00\x00\x00", b"\xef\xbb\xbf5", b"\xff\xfe5\x00", b"\xfe\xff\x005"])
+def test_an_id_written_in_bytes_no_json_reader_takes_is_none(written):
+    """The id's bytes are read as UTF-8, as the line is: Python's reader of bytes guesses their encoding, so a number
+    followed by NULs ('5' + NUL, UTF-16) or after a byte order mark was read as the id 5, which the client never
+    wrote as JSON."""
+    line = b'{"jsonrpc": "2.0", "id": ' + written + b', "method": "tools/call", "params": "x"}'
+    with pytest.raises(ValueError):
+        json.loads(line.decode("utf-8", "replace"))  # no JSON: no id was sent
+    assert scan_id(line) == (None, "its id is no integer nor string")

@@ -217,9 +217,10 @@ class IdScan:
 
     @staticmethod
     def _read(raw: bytes) -> Any:
-        """A key or value as written, read as JSON; None if it is none (or no UTF-8)."""
+        """A key or value as written, read as JSON; None if it is none (or no UTF-8). Decoded as UTF-8 here: Python's
+        reader of bytes guesses UTF-16 or UTF-32 from NULs and skips a byte order mark, so '5' + NUL was the id 5."""
         try:
-            return json.loads(raw)
+            return json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError):
             return None
 
