@@ -31,10 +31,14 @@ def mapping(text: str) -> dict[str, str]:
         raise ValueError(f"confusables.txt is not version {VERSION} (its header names no '# Version: {VERSION}'): "
                          f"give the {VERSION} file, sha256 {SHA256}")
     rows = {}
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         fields = [f.strip() for f in line.split("#", 1)[0].split(";")]
         if len(fields) >= 2:
-            rows[chr(int(fields[0], 16))] = "".join(chr(int(h, 16)) for h in fields[1].split())
+            try:
+                rows[chr(int(fields[0], 16))] = "".join(chr(int(h, 16)) for h in fields[1].split())
+            except ValueError:  # the row's place, not int()'s bare "invalid literal", so the damage can be found
+                raise ValueError(f"confusables.txt line {number}: {line[:60]!r} is no row of code points in hex "
+                                 f"(source ; target ; type): give the {VERSION} file, sha256 {SHA256}") from None
     return rows
 
 

@@ -91,3 +91,14 @@ def test_the_committed_tables_are_the_ones_derived_from_confusables_txt():
     latin_of, alike = confusables.derive(Path(path).read_text(encoding="utf-8"))
     assert latin_of == LATIN_OF
     assert alike == LATIN_ALIKE
+
+
+@pytest.mark.parametrize("row", ["XYZ ;\t0069 ;\tMA", "0131 ;\t110000 ;\tMA", "0131 ;\t00 69x ;\tMA"])
+def test_a_damaged_row_is_refused_naming_its_line(row):
+    """A row that is no code points was refused as int()'s or chr()'s bare words ('invalid literal for int() with
+    base 16'), naming neither the line nor what to do."""
+    with pytest.raises(ValueError) as refused:
+        confusables.derive(HEADER + "0131 ;\t0069 ;\tMA\t# dotless i\n" + row + "\n")
+    said = str(refused.value)
+    assert said.startswith(f"confusables.txt line 5: {row!r} is no row of code points in hex"), said
+    assert said.endswith(f"give the 18.0.0 file, sha256 {confusables.SHA256}") and "\n" not in said, said
