@@ -121,3 +121,10 @@ def test_an_id_written_in_bytes_no_json_reader_takes_is_none(written):
     with pytest.raises(ValueError):
         json.loads(line.decode("utf-8", "replace"))  # no JSON: no id was sent
     assert scan_id(line) == (None, "its id is no integer nor string")
+
+
+def test_an_id_given_again_after_the_answer_went_is_not_read():
+    """The answer goes once the id and "method" are read (a line may never end): an "id" given again after them is
+    past it, so the first is answered; given twice before, neither is (docs/serving.md says which)."""
+    assert scan_id(b'{"id": 1, "method": "m", "params": "x", "id": 2}') == (1, None)
+    assert scan_id(b'{"id": 1, "params": "x", "id": 2, "method": "m"}') == (None, 'it gives "id" twice')
