@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import re
 
 import pytest
 
@@ -18,6 +19,7 @@ from langgraph.store.memory import InMemoryStore  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
 
 from sam_model.integrations.langgraph import SAMStore  # noqa: E402
+from sam_model.limits import scope_flaw  # noqa: E402
 from sam_model.memory import HashingEncoder  # noqa: E402
 
 ITEMS = [(("memories", "anna"), "k1", {"content": "anna flies to Lisbon", "n": 1, "tag": {"a": 1}}),
@@ -464,3 +466,35 @@ def test_used_takes_any_collection_of_keys_its_signature_names():
     for bad in ("e1", (k for k in [last])):
         with pytest.raises(TypeError, match="used must be a mapping"):
             store.search(ns, query=query, used=bad, used_order="model")
+
+
+@pytest.mark.parametrize("label", ["Ayd\u0131n", "\u0430nna", "an\u200bna", "an\nna"])
+def test_a_saved_namespace_a_put_no_longer_takes_is_read_by_its_own_name(tmp_path, label):
+    """A save from before a rule holds ("u", "Aydın") (its dotless i refused since 2026-12-07, as a mixed, invisible
+    or control character is): a get or search naming it was refused, so its user's items were reached only by a
+    search over a shorter prefix, among every other user's. A read of a namespace that holds items is taken, as
+    ScopedMemory reads a scope it holds memories under; a put under it, and a read of one holding none, are not."""
+    import json
+
+    model = HashingEncoder(64)
+    s = SAMStore(model)
+    s.put(("u", "anna"), "home", {"content": "anna lives in Lisbon"})
+    s.put(("u", "bob"), "home", {"content": "bob lives in Porto"})
+    s.save(tmp_path / "st")
+    saved = tmp_path / "st" / "samstore.json"
+    d = json.loads(saved.read_text())
+    d["items"][0][0] = ["u", label]
+    saved.write_text(json.dumps(d))
+    back = SAMStore.load(tmp_path / "st", model)
+    ns = ("u", label)
+    assert back.get(ns, "home").value == {"content": "anna lives in Lisbon"}
+    assert [i.key for i in back.search(ns, query="Lisbon")] == ["home"]
+    assert [i.key for i in back.search(ns, query="", state={"phase": "x"})] == ["home"]
+    assert [i.key for i in back.search(ns)] == ["home"]  # its own items, not bob's
+    for op in (lambda: back.put(ns, "k", {"content": "a note"}), lambda: back.get(("u", label, "x"), "home"),
+               lambda: back.search(("v", label), query="Lisbon")):
+        with pytest.raises(ValueError, match=f"^namespace \\(.*\\), label 1 {re.escape(scope_flaw(label).what)}"):
+            op()
+    back.delete(ns, "home")
+    with pytest.raises(ValueError):  # it holds none now
+        back.get(ns, "home")

@@ -38,7 +38,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -109,7 +109,7 @@ class SAMStore(BaseStore):
         for op in ops:
             validate_op_namespace(op)
             _check_page(op)
-            _check_labels(op)
+            _check_labels(op, self._holds)
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
@@ -163,7 +163,8 @@ class SAMStore(BaseStore):
         op = SearchOp(tuple(namespace_prefix), filter, limit, offset, query if state is None else query or "")
         validate_op_namespace(op)
         _check_page(op)
-        _check_labels(op)
+        with self.lock:  # what it holds, read under the lock its puts take
+            _check_labels(op, self._holds)
         check_step(step), check_step(task_start, "task_start")
         if (used is not None or used_order is not None) and op.query is None:
             raise ValueError("used= and used_order= order a ranked search: give query= or state= (a listing is in "
@@ -242,6 +243,10 @@ class SAMStore(BaseStore):
         return self
 
     # ---- operations ----------------------------------------------------------------------------------------
+
+    def _holds(self, prefix: tuple[str, ...]) -> bool:
+        """Whether an item is stored under a namespace ``prefix`` opens (:func:`_check_labels`' ``held``)."""
+        return any(ns[:len(prefix)] == prefix and rows for ns, rows in self._data.items())
 
     def _get(self, op: GetOp) -> Item | None:
         row = self._data.get(tuple(op.namespace), {}).get(op.key)
@@ -446,17 +451,21 @@ def _check_page(op: Op) -> None:
         check_count(op.offset, "offset", "how many results to skip", "past any number of results")
 
 
-def _check_labels(op: Op) -> None:
+def _check_labels(op: Op, held: Callable[[tuple[str, ...]], bool] = lambda ns: False) -> None:
     """The namespace a get, search or put names holds no control character or line break in a label (LangGraph
     refuses NUL alone): its memories' episode is its labels joined (:func:`_episode`), and a scope holding a newline
     is refused by every other entry point (sam_model.limits.check_scope_characters, the same rule and words), so a
     put stored ``///users.a\nb`` in the shared store, its ids and every log line or save showing them broken. A
     delete (a put of None) is taken: it stores nothing, and is how an item that a save from before 2026-12-06 holds
     under such a namespace is removed once put again under a printable one (the load warns of it). A listing names
-    no namespace to store under."""
+    no namespace to store under. A get or search of a namespace that ``held`` says holds items is taken, as
+    ScopedMemory reads a scope it holds memories under: a save from before a rule ('Aydın', refused since
+    2026-12-07) was otherwise read only by a search over a shorter prefix, among every other user's items."""
     if isinstance(op, PutOp) and op.value is None:
         return
     ns = op.namespace_prefix if isinstance(op, SearchOp) else getattr(op, "namespace", ())
+    if isinstance(op, GetOp | SearchOp) and held(tuple(ns)):
+        return
     for i, label in enumerate(ns):
         check_scope_characters(label, f"namespace {tuple(ns)!r}, label {i}")
 
@@ -471,14 +480,14 @@ def _namespace(ns: Any, where: str) -> tuple[str, ...]:
 def _unprintable(namespaces: Iterable[tuple[str, ...]], where: Any) -> None:
     """One warning line per loaded namespace with a label no put takes (a control character, taken until
     2026-12-06; an invisible character or a form other than NFC, until 2026-12-07: :func:`_check_labels`), naming
-    it and how to keep its items. Not refused: that would lose them; a search or listing over a shorter prefix
-    still reaches them, and a delete of one is taken."""
+    it and how to keep its items. Not refused: that would lose them; a get or search naming it, or a search or
+    listing over a shorter prefix, still reaches them, and a delete of one is taken."""
     for ns in namespaces:
         bad = [(i, flaw) for i, p in enumerate(ns) if (flaw := scope_flaw(p)) is not None]
         if bad:
             i, flaw = bad[0]
             log.warning("%s: namespace %r %s of label %d, which no put takes since %s: its items are loaded and found "
-                        "by a search over a shorter prefix; to keep them, put each again under a namespace of labels "
+                        "by a get or search naming it; to keep them, put each again under a namespace of labels "
                         "a put takes (%s) and delete the old one", where, ns, flaw.what, i, flaw.since, flaw.fix)
 
 
