@@ -238,3 +238,59 @@ def test_the_packages_models_parse_the_fixture_and_their_dump_reads_the_same(tmp
     assert json.loads(parse_obj_as(ObservationsV2Response, fixture()["v2_page"]).json()) == fixture()["v2_page"]
     assert parse_obj_as(Traces, fixture()["traces_list"]).data[0].observations == ["g-1", "o-1", "g-2"]
     assert events(write_lines(tmp_path / "s.jsonl", again)) == openai_events(tmp_path)
+
+
+def parallel_trace(first: str, second: str) -> list[dict[str, Any]]:
+    """One generation calling get_user twice at once (c-ann, c-bob), the tool observations started in the order
+    given (``first`` / ``second``: the user each ran for), ann's at level ERROR; no generation after them."""
+    call = {"role": "assistant", "tool_calls": [
+        {"id": f"c-{u}", "type": "function", "function": {"name": "get_user", "arguments": json.dumps({"user_id": u})}}
+        for u in ("ann", "bob")]}
+    gen = {"id": "g-1", "traceId": "t-1", "type": "GENERATION", "name": "OpenAI-generation",
+           "startTime": "2026-01-05T10:00:01Z", "input": [{"role": "user", "content": "Who are ann and bob?"}],
+           "output": call, "level": "DEFAULT"}
+    tools = [{"id": f"o-{u}", "traceId": "t-1", "type": "TOOL", "name": "get_user", "startTime": at,
+              "input": {"args": [], "kwargs": {"user_id": u}}, "output": None if u == "ann" else f"{u}'s record",
+              "statusMessage": "no such user" if u == "ann" else None, "level": "ERROR" if u == "ann" else "DEFAULT"}
+             for u, at in ((first, "2026-01-05T10:00:02.100Z"), (second, "2026-01-05T10:00:02.200Z"))]
+    return [gen, *tools]
+
+
+@pytest.mark.parametrize("order", [("ann", "bob"), ("bob", "ann")])
+def test_parallel_calls_of_one_tool_get_the_results_their_arguments_ran(order):
+    """Two calls of one tool run at once start in any order: each result (and the error flag) goes to the call
+    whose arguments its observation's input holds; in start order bob's record answered ann's call, flagged as
+    bob's success, and ann's error answered bob's."""
+    chat = langfuse.to_chat(parallel_trace(*order), "t.json: trace t-1")
+    results = {m["tool_call_id"]: m for m in chat.messages if m["role"] == "tool"}
+    assert results["c-ann"]["content"] == "no such user" and results["c-ann"].get("is_error") is True
+    assert results["c-bob"]["content"] == "bob's record" and "is_error" not in results["c-bob"]
+
+
+def test_a_tool_observation_pairs_not_with_an_earlier_call_a_later_input_answered():
+    """An earlier call of the tool that no observation recorded, answered in the next input, is not pending: the
+    later call's error observation is that call's (it flagged the earlier, answered result failed instead)."""
+    gen = parallel_trace("ann", "bob")[0]
+    earlier = {"role": "assistant", "tool_calls": [{"id": "c-0", "type": "function", "function": {
+        "name": "get_user", "arguments": '{"user_id": "cy"}'}}]}
+    first = {**gen, "id": "g-0", "startTime": "2026-01-05T10:00:00Z", "output": earlier}
+    second = {**gen, "input": [*gen["input"], earlier, {"role": "tool", "tool_call_id": "c-0", "content": "cy's"}],
+              "output": {"role": "assistant", "tool_calls": gen["output"]["tool_calls"][:1]}}
+    ann = parallel_trace("ann", "bob")[1]
+    chat = langfuse.to_chat([first, second, ann], "t.json: trace t-1")
+    results = {m["tool_call_id"]: m for m in chat.messages if m["role"] == "tool"}
+    assert results["c-0"] == {"role": "tool", "tool_call_id": "c-0", "content": "cy's"}
+    assert results["c-ann"]["content"] == "no such user" and results["c-ann"].get("is_error") is True
+
+
+def test_a_tool_observation_that_could_be_either_of_two_calls_is_said_not_paired(caplog):
+    """Its input tells not which of two calls with other arguments it ran (a shape not matched): not paired in
+    order (a result could answer the wrong call), said with the observation."""
+    trace = parallel_trace("ann", "bob")
+    for o in trace[1:]:
+        o["input"] = "<masked>"
+    with caplog.at_level(logging.WARNING):
+        chat = langfuse.to_chat(trace, "t.json: trace t-1")
+    assert not [m for m in chat.messages if m["role"] == "tool"]
+    said = [r.getMessage() for r in caplog.records if "not paired" in r.getMessage()]
+    assert len(said) == 1 and "2 tool observations not paired" in said[0] and "observation o-ann" in said[0]

@@ -761,7 +761,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 229: an OTLP file's OpenInference spans (Arize Phoenix's, every OpenInference instrumentation's) are read, each as
 # its GenAI twin (formats/openinference.py): a file of them alone was refused, a file mixing them with GenAI spans was
 # read without their conversations. Every GenAI span, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 229
+# 230: a Langfuse tool observation answers, of the calls of its tool no tool message answers yet, the one whose
+# arguments its input holds (parallel calls started in another order, or an earlier call answered in a later input,
+# took its result and its error flag); one that could be either of calls with other arguments is not paired, said in
+# a warning. A trace without parallel calls of one tool, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 230
 
 
 @dataclass(frozen=True)

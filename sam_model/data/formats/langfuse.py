@@ -16,8 +16,9 @@ A generation's input is what its integration sent: the OpenAI integration's mess
 (``{"role", "content", "tool_calls"}``) or its text. Every call's input repeats the history, so a conversation (a
 session's traces, else a trace) is read from its generations in start order, each adding what
 :func:`~sam_model.data.formats.history.join` finds new. A tool call that no later input answers is answered by the
-``TOOL`` (or ``SPAN``) observation of its name that started after the call; one at level ``ERROR`` flags the result
-as failed (toolstate's extension), answered there or in a later input. An input or output of another shape (the
+``TOOL`` (or ``SPAN``) observation of its name that started after the call, of parallel calls the one whose
+arguments its input holds (:func:`_ran`); one at level ``ERROR`` flags the result as failed (toolstate's extension),
+answered there or in a later input. An input or output of another shape (the
 Responses API's items, several choices) is counted and named in a warning, not guessed at.
 """
 
@@ -159,14 +160,20 @@ def to_chat(observations: list[Any], where: str) -> Chat:
     at: dict[str, int] = {}
     after: list[str | None] = []
     origin: dict[str, str] = {}  # a message's key -> the observation that added it
-    calls: list[tuple[datetime, str, str]] = []  # (the generation's start, call id, tool name), in order
+    calls: list[tuple[datetime, str, str, Any]] = []  # (the generation's start, call id, tool name, arguments)
     answers: dict[str, Mapping[str, Any]] = {}  # call id -> the TOOL / SPAN observation that ran it
+    results: set[Any] = set()  # the calls a tool message read so far answers: no observation of theirs to come
     unread: list[tuple[str, str]] = []
+    unpaired: list[str] = []
     for t, _, obs, w in sorted(seen, key=lambda s: s[:2]):
         if obs.get("type") in ANSWERS:
-            pending = next((c for c in calls if c[0] <= t and c[1] not in answers and c[2] == obs.get("name")), None)
-            if pending is not None:
-                answers[pending[1]] = obs
+            pending = [c for c in calls if c[0] <= t and c[1] not in answers and c[1] not in results
+                       and c[2] == obs.get("name")]
+            call = _ran(pending, obs)
+            if call is not None:
+                answers[call] = obs
+            elif pending:
+                unpaired.append(w)
             continue
         if obs.get("type") != "GENERATION":
             continue
@@ -186,14 +193,37 @@ def to_chat(observations: list[Any], where: str) -> Chat:
                         "a new segment after them", w, before, where)
         for m in conv[before:]:
             origin.setdefault(_key(m), w.removeprefix(f"{where}, "))
-        calls += [(t, str(c.get("id")), str(c["function"].get("name")))
+            results.update([str(m.get("tool_call_id"))] if m.get("role") == "tool" else ())
+        calls += [(t, str(c.get("id")), str(c["function"].get("name")), c["function"].get("arguments"))
                   for m in out for c in m.get("tool_calls") or () if isinstance(c, Mapping)
                   and isinstance(c.get("function"), Mapping)]  # a bad call: refused by the labelling rule
     if unread:
         log.warning("%s: %d generation%s not read (the first: %s: %s): no chat this reader reads (an OpenAI or "
                     "LangChain messages list, or a string); only what a later generation's input repeats of them is "
                     "read", where, len(unread), "s" if len(unread) > 1 else "", *unread[0])
+    if unpaired:
+        log.warning("%s: %d tool observation%s not paired with a call (the first: %s): it ran one of several calls "
+                    "of its tool with other arguments, and its input tells not which; those calls' results are read "
+                    "where a later input repeats them, else not", where, len(unpaired), "s" if len(unpaired) > 1
+                    else "", unpaired[0])
     return _answered(conv, answers, origin, where)
+
+
+def _ran(pending: list[tuple[datetime, str, str, Any]], obs: Mapping[str, Any]) -> str | None:
+    """The id of the call a tool observation ran, of the calls of its name not yet answered: the one, or the
+    first whose arguments its input holds (parallel calls of one tool run in any order), or the first of calls
+    alike; None where several differ and its input matches none (paired in order, a result could go to the
+    wrong call, an error flag with it)."""
+    if len(pending) == 1:
+        return pending[0][1]
+    args = [_decoded(c[3]) for c in pending]
+    inp = _decoded(obs.get("input"))
+    for c, a in zip(pending, args):
+        if isinstance(a, Mapping) and (inp == a or inp == str(a) or isinstance(inp, Mapping) and (
+                inp.get("kwargs") == a and not inp.get("args") or inp.get("args") == list(a.values())
+                and not inp.get("kwargs"))):
+            return c[1]
+    return pending[0][1] if pending and all(a == args[0] for a in args) else None
 
 
 def _answered(conv: list[Any], answers: Mapping[str, Mapping[str, Any]], origin: Mapping[str, str],
