@@ -294,3 +294,38 @@ def test_a_tool_observation_that_could_be_either_of_two_calls_is_said_not_paired
     assert not [m for m in chat.messages if m["role"] == "tool"]
     said = [r.getMessage() for r in caplog.records if "not paired" in r.getMessage()]
     assert len(said) == 1 and "2 tool observations not paired" in said[0] and "observation o-ann" in said[0]
+
+
+def test_langchains_calls_given_only_in_additional_kwargs_are_read(tmp_path):
+    """LangChain before its tool_calls field (and the handler's dumps of then) gave OpenAI's calls only in the
+    message's additional_kwargs: they were dropped, each result then answering no call."""
+    def old(m: dict[str, Any]) -> dict[str, Any]:
+        if not m.get("tool_calls"):
+            return m
+        calls = [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": json.dumps(
+            c["args"])}} for c in m["tool_calls"]]
+        return {**{k: v for k, v in m.items() if k != "tool_calls"}, "additional_kwargs": {"tool_calls": calls}}
+
+    page = fixture()["v2_page"]
+    for o in page["data"]:
+        if o["type"] == "GENERATION":
+            inp, out = json.loads(o["input"]), json.loads(o["output"])
+            o["input"], o["output"] = json.dumps([old(m) for m in inp]), json.dumps(old(out))
+    assert "additional_kwargs" in json.dumps(page) and '"args"' not in json.dumps(page)
+    path = tmp_path / "page.json"
+    path.write_text(json.dumps(page))
+    assert events(path, "t-lc") == openai_events(tmp_path)
+
+
+@pytest.mark.parametrize("side", ["input", "output"])
+def test_a_value_cut_mid_json_is_named_not_read_as_words(side, caplog):
+    """A stored messages list cut short (JSON text that stops mid-way) is no prompt: it was read as the user's (or
+    the model's) words, the JSON text verbatim; now counted and named as cut."""
+    trace = parallel_trace("ann", "bob")[:1]
+    value = json.dumps(trace[0][side])
+    trace[0][side] = value[:len(value) // 2]
+    with caplog.at_level(logging.WARNING):
+        chat = langfuse.to_chat(trace, "t.json: trace t-1")
+    assert not any(value[:10] in str(m.get("content")) for m in chat.messages)
+    said = [r.getMessage() for r in caplog.records if "not read" in r.getMessage()]
+    assert len(said) == 1 and f"observation g-1: its {side} is a string that stops mid-JSON after" in said[0]

@@ -765,7 +765,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # arguments its input holds (parallel calls started in another order, or an earlier call answered in a later input,
 # took its result and its error flag); one that could be either of calls with other arguments is not paired, said in
 # a warning. A trace without parallel calls of one tool, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 230
+# 231: a Langfuse message's tool calls given only in LangChain's additional_kwargs are read (they were dropped, their
+# results answering no call); a Langfuse input or output that is JSON text stopping mid-way (cut short) is counted
+# and named, not read as the user's or the model's words. Every other trace, examples/logs and tests/fixtures
+# convert byte for byte.
+CONVERSION_VERSION = 231
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,14 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sam_model.data.formats import chat
-from sam_model.data.formats.base import FAILED, Chat, Conversation, TranscriptFormatError, strict_loads
+from sam_model.data.formats.base import (
+    FAILED,
+    Chat,
+    Conversation,
+    TranscriptFormatError,
+    stops_mid_json,
+    strict_loads,
+)
 from sam_model.data.formats.history import join
 from sam_model.io import json_type
 
@@ -97,8 +104,23 @@ def _decoded(value: Any) -> Any:
     return value
 
 
+def _cut(value: Any) -> bool:
+    """Whether a value is JSON text that stops short (a stored value cut by a size limit): not a prompt's words."""
+    if not isinstance(value, str) or value.lstrip()[:1] not in ("[", "{"):
+        return False
+    try:
+        json.loads(value)
+    except json.JSONDecodeError as exc:
+        return stops_mid_json(exc, value)
+    except (ValueError, RecursionError):
+        return False
+    return False
+
+
 def _shape(value: Any) -> str:
     """What an input or output this reader does not read is, for the warning that names it."""
+    if _cut(value):
+        return f"a string that stops mid-JSON after {len(value)} characters (a value cut short)"
     if isinstance(value, Mapping):
         return f"an object with keys {', '.join(sorted(map(str, value))[:6])}"
     return json_type(value)
@@ -106,9 +128,14 @@ def _shape(value: Any) -> str:
 
 def _message(m: Mapping[str, Any]) -> dict[str, Any]:
     """A message as the OpenAI reader reads it: LangChain's tool calls (``{"name", "args", "id"}``) as OpenAI's,
-    its ``additional_kwargs`` (the provider's raw fields, the same calls again) and empty fields left out."""
+    its ``additional_kwargs`` (the provider's raw fields, the same calls again) and empty fields left out; the
+    calls there read where the message has none of its own (LangChain before its ``tool_calls`` field, and the
+    handler's dumps of then, gave OpenAI's calls only there: their results answered no call)."""
     out = {k: v for k, v in m.items() if v is not None and k != "additional_kwargs" and not (
         k in OUTPUT_ONLY and not v)}
+    extra = m.get("additional_kwargs")
+    if isinstance(extra, Mapping) and not out.get("tool_calls") and not out.get("function_call"):
+        out.update({k: extra[k] for k in ("tool_calls", "function_call") if extra.get(k)})
     calls = out.get("tool_calls")
     if isinstance(calls, list):
         out["tool_calls"] = [{"id": c.get("id"), "type": "function", "function": {
@@ -123,7 +150,7 @@ def _messages(value: Any, output: bool) -> list[dict[str, Any]] | None:
     """A generation's input (``output``: its output) as chat messages; None where it is no shape read here."""
     value = _decoded(value)
     if isinstance(value, str):
-        return [{"role": "assistant" if output else "user", "content": value}]
+        return None if _cut(value) else [{"role": "assistant" if output else "user", "content": value}]
     if isinstance(value, Mapping) and isinstance(value.get("messages"), list) and not output:
         value = value["messages"]  # tools given (OpenAI integration), or LangChain's {"messages": [...]}
     if isinstance(value, Mapping) and output and ("role" in value or "content" in value or "tool_calls" in value):
