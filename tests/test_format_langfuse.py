@@ -329,3 +329,18 @@ def test_a_value_cut_mid_json_is_named_not_read_as_words(side, caplog):
     assert not any(value[:10] in str(m.get("content")) for m in chat.messages)
     said = [r.getMessage() for r in caplog.records if "not read" in r.getMessage()]
     assert len(said) == 1 and f"observation g-1: its {side} is a string that stops mid-JSON after" in said[0]
+
+
+def test_a_traces_observations_without_its_session_id_stay_in_its_conversation(tmp_path):
+    """v2 observations carry the sessionId each was created with: one started before the app set the session
+    (propagate_attributes) has none. It was put in a conversation of its trace apart from the session's (its
+    tool result lost, said as a trace without a generation)."""
+    page = fixture()["v2_page"]
+    page["data"] = page["data"][:3]  # the trace ends at get_user: its TOOL observation is the call's result
+    page["data"][2]["sessionId"] = None
+    for o in page["data"][:2]:
+        o["sessionId"] = "s-1"
+    path = tmp_path / "page.json"
+    path.write_text(json.dumps(page))
+    read = events(path, "s-1")
+    assert any(e["kind"] == "result" and "QX7Z9A" in e["text"] for e in read)

@@ -769,7 +769,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # results answering no call); a Langfuse input or output that is JSON text stopping mid-way (cut short) is counted
 # and named, not read as the user's or the model's words. Every other trace, examples/logs and tests/fixtures
 # convert byte for byte.
-CONVERSION_VERSION = 231
+# 232: a Langfuse trace is in the session any of its observations names (a v2 observation without the sessionId was
+# read apart from its session's, its tool results lost). Traces whose observations all name the session or none,
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 232
 
 
 @dataclass(frozen=True)

@@ -281,9 +281,11 @@ def _answered(conv: list[Any], answers: Mapping[str, Mapping[str, Any]], origin:
 
 def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
     """The conversations of Langfuse documents (``(doc, where)`` pairs): one per ``sessionId``, its traces in time
-    order, else one per trace."""
-    groups: dict[str, list[Mapping[str, Any]]] = {}
-    bad: dict[str, TranscriptFormatError] = {}
+    order, else one per trace. A trace is in the session any of its observations names (a v2 observation carries the
+    sessionId it was created with: one started before the app set it has none, yet is of the session's trace)."""
+    traces: dict[str, list[Mapping[str, Any]]] = {}
+    sessions: dict[str, str] = {}
+    unfit: dict[str, TranscriptFormatError] = {}  # by trace
     refused = False  # a document refused: said already, not again as "no GENERATION observation"
     for doc, where in docs:
         for obs, session, w in _observations(doc, where):
@@ -291,12 +293,20 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                 refused = True
                 yield obs
                 continue
-            trace = obs.get("traceId")
-            key = f"session {session}" if session else f"trace {trace}"
-            groups.setdefault(key, []).append(obs)
+            trace = str(obs.get("traceId"))
+            traces.setdefault(trace, []).append(obs)
+            if session:
+                sessions.setdefault(trace, session)
             if not isinstance(obs.get("startTime"), str):
-                bad.setdefault(key, TranscriptFormatError(_where(obs, w), f"startTime is {json_type(obs.get('startTime'))}, "
-                                                          "expected an ISO 8601 time as the API returns it"))
+                unfit.setdefault(trace, TranscriptFormatError(_where(obs, w), f"startTime is "
+                                 f"{json_type(obs.get('startTime'))}, expected an ISO 8601 time as the API returns it"))
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    bad: dict[str, TranscriptFormatError] = {}
+    for trace, observations in traces.items():
+        key = f"session {sessions[trace]}" if trace in sessions else f"trace {trace}"
+        groups.setdefault(key, []).extend(observations)
+        if trace in unfit:
+            bad.setdefault(key, unfit[trace])
     for key, observations in groups.items():
         if key in bad:
             yield bad[key]
