@@ -344,3 +344,23 @@ def test_a_traces_observations_without_its_session_id_stay_in_its_conversation(t
     path.write_text(json.dumps(page))
     read = events(path, "s-1")
     assert any(e["kind"] == "result" and "QX7Z9A" in e["text"] for e in read)
+
+
+@pytest.mark.parametrize("change", [
+    lambda s: s[0]["observations"][0]["output"]["tool_calls"][0].update(id={"a": 1}),
+    lambda s: s[0]["observations"][0]["output"]["tool_calls"][0].pop("id"),
+    lambda s: next(m for m in s[0]["observations"][2]["input"]["messages"] if m["role"] == "tool").update(
+        tool_call_id=[1, [2]]),
+])
+def test_a_call_id_of_another_type_is_no_internal_error(change, tmp_path):
+    """Found by fuzzing: a call id that is an object or missing, or a tool message's id that is a list, beside the
+    tool observations was "malformed conversation (TypeError: unhashable type ...)" or a KeyError: now read as the
+    other readers read such an id, or refused in one line naming the observation."""
+    session = example_session()
+    change(session)
+    path = write_lines(tmp_path / "s.jsonl", session)
+    try:
+        list(iter_transcript_events(path))
+    except TranscriptFormatError as err:
+        assert str(err).startswith(f"{path}: session conv-1, trace t-1, observation g-")
+        assert "malformed conversation" not in str(err) and "\n" not in str(err)

@@ -220,10 +220,10 @@ def to_chat(observations: list[Any], where: str) -> Chat:
                         "a new segment after them", w, before, where)
         for m in conv[before:]:
             origin.setdefault(_key(m), w.removeprefix(f"{where}, "))
-            results.update([str(m.get("tool_call_id"))] if m.get("role") == "tool" else ())
-        calls += [(t, str(c.get("id")), str(c["function"].get("name")), c["function"].get("arguments"))
+            results.add(_id(m.get("tool_call_id")) if m.get("role") == "tool" else None)
+        calls += [(t, c["id"], str(c["function"].get("name")), c["function"].get("arguments"))
                   for m in out for c in m.get("tool_calls") or () if isinstance(c, Mapping)
-                  and isinstance(c.get("function"), Mapping)]  # a bad call: refused by the labelling rule
+                  and isinstance(c.get("function"), Mapping) and _id(c.get("id"))]  # a bad call: refused by the labelling rule
     if unread:
         log.warning("%s: %d generation%s not read (the first: %s: %s): no chat this reader reads (an OpenAI or "
                     "LangChain messages list, or a string); only what a later generation's input repeats of them is "
@@ -253,21 +253,27 @@ def _ran(pending: list[tuple[datetime, str, str, Any]], obs: Mapping[str, Any]) 
     return pending[0][1] if pending and all(a == args[0] for a in args) else None
 
 
+def _id(value: Any) -> str | None:
+    """A call id as given, None where it is no string (the labelling rule refuses it, naming the message; here it
+    pairs with nothing rather than failing as unhashable)."""
+    return value if isinstance(value, str) else None
+
+
 def _answered(conv: list[Any], answers: Mapping[str, Mapping[str, Any]], origin: Mapping[str, str],
               where: str) -> Chat:
     """The conversation with each call's result: a later input's tool message, else its tool observation's
     output (its ``statusMessage`` where it has none), flagged as failed where the observation's level is ERROR."""
-    answered = {m.get("tool_call_id") for m in conv if m.get("role") == "tool"}
+    answered = {_id(m.get("tool_call_id")) for m in conv if m.get("role") == "tool"}
     messages: list[dict[str, Any]] = []
     sources: list[str] = []
     for m in conv:
-        if m.get("role") == "tool" and m.get("tool_call_id") in answers:
+        if m.get("role") == "tool" and _id(m.get("tool_call_id")) in answers:
             m = {**m, **({FAILED: True} if answers[m["tool_call_id"]].get("level") == "ERROR" else {})}
         messages.append(m)
         sources.append(origin.get(_key(m), origin.get(_key({k: v for k, v in m.items() if k != FAILED}), "")))
         for c in m.get("tool_calls") or () if m.get("role") == "assistant" else ():
-            obs = answers.get(str(c.get("id"))) if isinstance(c, Mapping) else None
-            if obs is not None and c.get("id") not in answered:
+            obs = answers.get(_id(c.get("id"))) if isinstance(c, Mapping) else None
+            if obs is not None and c["id"] not in answered:
                 output = obs.get("output")  # a string as stored (v2: JSON text), data as the API parsed it
                 messages.append({"role": "tool", "tool_call_id": c["id"], "content": output if output is not None
                                  else obs.get("statusMessage") or "", **({FAILED: True} if obs.get("level") == "ERROR"
