@@ -356,3 +356,35 @@ def test_real_spans_cut_by_the_sdks_attribute_limit_are_refused_naming_it():
     assert len(errs) == 1 and str(errs[0]).startswith("limited.jsonl: conversation lookup: llm.input_messages.0.* is "
                                                       "missing")
     assert "the span dropped 14 attributes" in str(errs[0]) and "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT" in str(errs[0])
+
+
+def test_a_nested_agents_calls_are_their_own_under_the_sessions_id_too(tmp_path, caplog):
+    """session.id is the user's session, which OpenInference's using_session (and LangChain's thread_id) stamps on
+    every span in its context, a delegate agent's too: its model calls were read into the outer agent's conversation,
+    its turns in the middle of the outer's (a warning said "another agent's calls under one conversation id?"). An
+    AGENT span inside another agent's run of the same session holds its own history: a conversation of its own."""
+    outer = openinference_spans(openai_messages())
+    inner = openinference_spans([{"role": "user", "content": "Find flights to Lyon."},
+                                 {"role": "assistant", "content": None, "tool_calls": [{
+                                     "id": "d1", "type": "function",
+                                     "function": {"name": "search", "arguments": '{"city": "Lyon"}'}}]},
+                                 {"role": "tool", "tool_call_id": "d1", "content": "AF1234"},
+                                 {"role": "assistant", "content": "AF1234 it is."}])
+    spans = outer["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for n, span in enumerate(_spans(inner)):
+        span.update(spanId=f"inner{n}", parentSpanId="agent-b",
+                    startTimeUnixNano=str(int(span["startTimeUnixNano"]) + 5))
+        spans.append(span)
+    for span in spans:
+        span["parentSpanId"] = span.get("parentSpanId") or "agent-a"
+    agent = [attr("openinference.span.kind", "AGENT"), attr("session.id", "conv-1")]
+    spans += [{"traceId": spans[0]["traceId"], "spanId": "agent-a", "startTimeUnixNano": "1", "attributes": agent},
+              {"traceId": spans[0]["traceId"], "spanId": "agent-b", "parentSpanId": "agent-a",
+               "startTimeUnixNano": "1001", "attributes": agent}]
+    (path := tmp_path / "nested.json").write_text(json.dumps(outer))
+    got = events(path)
+    trace = spans[0]["traceId"]
+    assert {e["episode_id"] for e in got} == {"conv-1", f"{trace}_agent-b"}
+    assert [e for e in got if e["episode_id"] == "conv-1"] == events(EXAMPLE)
+    assert [e["text"] for e in got if e["episode_id"] == f"{trace}_agent-b"][-1] == "AF1234 it is."
+    assert not any("repeats none" in r.getMessage() for r in caplog.records)

@@ -772,7 +772,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 232: a Langfuse trace is in the session any of its observations names (a v2 observation without the sessionId was
 # read apart from its session's, its tool results lost). Traces whose observations all name the session or none,
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 232
+# 233: an OpenInference AGENT span inside another agent's run, both of one session.id (using_session stamps every
+# span in its context), is a conversation of its own, as without the session: its model calls were read into the
+# session's conversation, the delegate's turns amid the outer agent's. GenAI spans, spans without nested agents,
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 233
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ an assistant's calls ``.message.tool_calls.{j}.tool_call.id`` / ``.tool_call.fun
 own: a collector exports both families in one file, and the same agent may be traced by both. So the reader of
 OTLP files takes each span as what its GenAI twin would say, as the instrumentation's own ``enable_genai_semconv``
 writes it (``openinference.instrumentation._genai_conversion``): the span kind as the operation (LLM ``chat``, TOOL
-``execute_tool``, AGENT ``invoke_agent``), ``session.id`` as ``gen_ai.conversation.id``, a TOOL span's ``tool.id``
+``execute_tool``, AGENT ``invoke_agent``), ``session.id`` as ``gen_ai.conversation.id`` (bar a delegate agent's
+run, which the session's context stamps too: ``otel._Ancestry.delegate``), a TOOL span's ``tool.id``
 (else ``tool_call.id``) as ``gen_ai.tool.call.id`` (its status ERROR flags that call's result as failed), and the
 messages as GenAI messages; GenAI attributes a span also carries (that option on) are read as they are.
 

@@ -219,6 +219,7 @@ class _Ancestry:
         self.cids, self.parents, self.agents = cids, parents, agents
         self._of: dict[tuple[str, str], tuple[str, ...]] = {}
         self._under_agent: dict[tuple[str, str], bool] = {}
+        self._agents_at: dict[tuple[str, str], Any] = {}  # span -> the nearest invoke_agent span at or above it
         self.roots = Counter(trace for (trace, _), parent in parents.items() if not parent)  # trace -> its roots
 
     def _walk(self, trace: str, span: str, memo: dict, step) -> Any:
@@ -251,6 +252,26 @@ class _Ancestry:
         found = self._walk(trace, parent, self._under_agent,
                            lambda key: True if key in self.agents else (False if not self.parents[key] else None))
         return found is True
+
+    def delegate(self, trace: str, span: str) -> str | None:
+        """The nested agent's run ``span`` is of (the nearest ``invoke_agent`` span at or above it, itself inside
+        another's), where both runs carry ``span``'s conversation id: OpenInference's session.id, which its context
+        stamps on every span of a session, a delegate's too; else None. A delegate holds its own history."""
+        cid = self.cids.get((trace, span))
+        agent = (trace, span) if (trace, span) in self.agents else self._agent_above(trace, span)
+        outer = self._agent_above(*agent) if agent is not None else None
+        if outer is None or not self.cids.get(agent) == cid == self.cids.get(outer):
+            return None
+        return agent[1]
+
+    def _agent_above(self, trace: str, span: str) -> tuple[str, str] | None:
+        """The nearest ``invoke_agent`` span strictly above ``span`` (each span's answer kept: a chain walked once)."""
+        parent = self.parents.get((trace, span), "")
+        if not parent:
+            return None
+        found = self._walk(trace, parent, self._agents_at,
+                           lambda key: key if key in self.agents else (None if self.parents[key] else _ROOT))
+        return None if found is _ROOT or found is _BROKEN else found
 
     def of(self, trace: str, span: str) -> tuple[str, ...]:
         """("id", ID), ("agent", SPAN) for a nested agent's run without an id, _ROOT or _BROKEN."""
@@ -366,6 +387,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     malformed: list[tuple[str, str, dict[str, Any], TranscriptFormatError]] = []  # spans whose attributes were read
     failed: dict[str, set[str]] = {}  # trace (or "conversation ID") -> the ids of its tool calls that failed
     old_style: list[tuple[str, str, dict[str, Any], str]] = []  # spans of gen_ai.prompt.* attributes and no messages
+    by_session: set[tuple[str, str]] = set()  # (trace, span) whose conversation id is OpenInference's session.id
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
             yield span
@@ -376,6 +398,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             for event in _list(span.get("events"), "events"):
                 if isinstance(event, Mapping) and event.get("name") == DETAILS_EVENT:
                     attrs = {**attributes(event.get("attributes")), **attrs}
+            session = CONVERSATION not in attrs and attrs.get(openinference.SESSION) not in (None, "")
             attrs = openinference.as_genai(attrs)  # an OpenInference span, as its GenAI twin would say it
             start = _int(span.get("startTimeUnixNano") or 0, "startTimeUnixNano")
             attrs.update(openinference.messages(attrs, span.get("droppedAttributesCount"), (*ROLES, *ALIASES)))
@@ -403,6 +426,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         if attrs.get(CONVERSATION):
             cids[(trace, sid)] = str(attrs[CONVERSATION])
             trace_ids.setdefault(trace, set()).add(cids[(trace, sid)])
+            if session:
+                by_session.add((trace, sid))
         parents[(trace, sid)] = str(span.get("parentSpanId") or "")
         if (who := _agent_of(attrs)) is not None:
             named[(trace, sid)] = who
@@ -426,20 +451,24 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         held.append((trace, sid, (start, n, attrs, f"{where}, span {span.get('spanId', n)}")))
     agents |= _runs_without_operation(unnamed_runs, named, parents)
     ancestry = _Ancestry(cids, parents, agents)
+
+    def key_of(trace: str, sid: str, attrs: Mapping[str, Any]) -> str:
+        """The span's conversation: its id, else as :func:`_conversation_of` tells; a nested agent's run where the
+        id is OpenInference's session.id, shared by an outer agent's run (:meth:`_Ancestry.delegate`)."""
+        if (trace, sid) in by_session and (agent := ancestry.delegate(trace, sid)) is not None:
+            return f"{trace}/{agent}"
+        return str(attrs.get(CONVERSATION) or _conversation_of(
+            trace, sid, attrs.get("gen_ai.operation.name") in AGENT_OPERATIONS, ancestry, trace_ids))
     unread: Counter = Counter()  # conversation -> its spans of gen_ai.prompt.* attributes alone
     first_unread: dict[str, str] = {}
     for trace, sid, attrs, where in old_style:
-        key = str(attrs.get(CONVERSATION) or _conversation_of(
-            trace, sid, attrs.get("gen_ai.operation.name") in AGENT_OPERATIONS, ancestry, trace_ids))
+        key = key_of(trace, sid, attrs)
         unread[key] += 1
         first_unread.setdefault(key, where)
     for trace, sid, attrs, err in malformed:
-        wraps = attrs.get("gen_ai.operation.name") in AGENT_OPERATIONS
-        bad_keys.setdefault(str(attrs.get(CONVERSATION) or _conversation_of(trace, sid, wraps, ancestry, trace_ids)),
-                            err)
+        bad_keys.setdefault(key_of(trace, sid, attrs), err)
     for trace, sid, item in held:  # grouped once every span was seen: an ancestor's id may come later in the file
-        key = str(item[2].get(CONVERSATION) or _conversation_of(trace, sid, item[2].get("gen_ai.operation.name") in AGENT_OPERATIONS,
-                                                                  ancestry, trace_ids))
+        key = key_of(trace, sid, item[2])
         groups.setdefault(key, []).append(item)
         traces.setdefault(key, set()).add(trace)
     span_of = {item[1]: (trace, sid) for trace, sid, item in held}
