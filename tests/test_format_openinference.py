@@ -388,3 +388,16 @@ def test_a_nested_agents_calls_are_their_own_under_the_sessions_id_too(tmp_path,
     assert [e for e in got if e["episode_id"] == "conv-1"] == events(EXAMPLE)
     assert [e["text"] for e in got if e["episode_id"] == f"{trace}_agent-b"][-1] == "AF1234 it is."
     assert not any("repeats none" in r.getMessage() for r in caplog.records)
+
+
+def test_a_hidden_text_is_refused_on_dual_written_spans_too(tmp_path):
+    """enable_genai_semconv converts the span's attributes as written, __REDACTED__ included, so the GenAI messages
+    beside a hidden text carry the word too: read from them, the user's words were "__REDACTED__"."""
+    text = DUAL.read_text()
+    said = "Where is my order? I'm Ann Lee, in Lyon."
+    assert text.count(said) > 2  # the OpenInference attribute and the GenAI messages of each call
+    (path := tmp_path / "hidden.jsonl").write_text(text.replace(said, "__REDACTED__"))
+    with pytest.raises(TranscriptFormatError) as err:
+        events(path)
+    assert "llm.input_messages.1.message.content is __REDACTED__" in str(err.value)
+    assert "OPENINFERENCE_HIDE_INPUT_TEXT" in str(err.value) and "\n" not in str(err.value)

@@ -776,7 +776,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # span in its context), is a conversation of its own, as without the session: its model calls were read into the
 # session's conversation, the delegate's turns amid the outer agent's. GenAI spans, spans without nested agents,
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 233
+# 234: an OpenInference span written with the GenAI attributes too (enable_genai_semconv) whose OpenInference text is
+# __REDACTED__ refuses its conversation, as a span of OpenInference attributes alone does: its GenAI messages, read
+# instead, carried the word as the user's text. Every other span converts byte for byte.
+CONVERSION_VERSION = 234
 
 
 @dataclass(frozen=True)

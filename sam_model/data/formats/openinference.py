@@ -70,11 +70,15 @@ def as_genai(attrs: dict[str, Any]) -> dict[str, Any]:
 
 def messages(attrs: Mapping[str, Any], dropped: Any, roles: Collection[str]) -> dict[str, list[dict[str, Any]]]:
     """The span's OpenInference messages as ``gen_ai.input.messages`` / ``gen_ai.output.messages`` values (GenAI
-    messages, ``{"role", "parts"}``); none where the span carries GenAI messages already (both written) or no
+    messages, ``{"role", "parts"}``); none where the span carries GenAI messages already (both written: a text
+    hidden in its OpenInference attributes is refused still, as the conversion copied the word) or no
     OpenInference ones. ``dropped``: the span's ``droppedAttributesCount``, named where a message is incomplete;
     ``roles``: those the GenAI reader reads (a role beside them is refused here, naming its attribute). Raises
     :class:`Unreadable`."""
     if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
+        for key, v in attrs.items():  # converted from these as written: a hidden text is in them too
+            if v == REDACTED and key.startswith((f"{INPUT}.", f"{OUTPUT}.")):
+                _text(key, v)
         return {}
     hint = _dropped_hint(dropped)
     out = {}
