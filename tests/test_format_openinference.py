@@ -358,11 +358,13 @@ def test_real_spans_cut_by_the_sdks_attribute_limit_are_refused_naming_it():
     assert "the span dropped 14 attributes" in str(errs[0]) and "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT" in str(errs[0])
 
 
-def test_a_nested_agents_calls_are_their_own_under_the_sessions_id_too(tmp_path, caplog):
+@pytest.mark.parametrize("stamped", [True, False])
+def test_a_nested_agents_calls_are_their_own_under_the_sessions_id_too(stamped, tmp_path, caplog):
     """session.id is the user's session, which OpenInference's using_session (and LangChain's thread_id) stamps on
     every span in its context, a delegate agent's too: its model calls were read into the outer agent's conversation,
     its turns in the middle of the outer's (a warning said "another agent's calls under one conversation id?"). An
-    AGENT span inside another agent's run of the same session holds its own history: a conversation of its own."""
+    AGENT span inside another agent's run of the same session holds its own history: a conversation of its own,
+    whether its model calls carry the session (``stamped``) or only the agents' spans do."""
     outer = openinference_spans(openai_messages())
     inner = openinference_spans([{"role": "user", "content": "Find flights to Lyon."},
                                  {"role": "assistant", "content": None, "tool_calls": [{
@@ -374,6 +376,7 @@ def test_a_nested_agents_calls_are_their_own_under_the_sessions_id_too(tmp_path,
     for n, span in enumerate(_spans(inner)):
         span.update(spanId=f"inner{n}", parentSpanId="agent-b",
                     startTimeUnixNano=str(int(span["startTimeUnixNano"]) + 5))
+        span["attributes"] = [a for a in span["attributes"] if stamped or a["key"] != "session.id"]
         spans.append(span)
     for span in spans:
         span["parentSpanId"] = span.get("parentSpanId") or "agent-a"

@@ -779,7 +779,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 234: an OpenInference span written with the GenAI attributes too (enable_genai_semconv) whose OpenInference text is
 # __REDACTED__ refuses its conversation, as a span of OpenInference attributes alone does: its GenAI messages, read
 # instead, carried the word as the user's text. Every other span converts byte for byte.
-CONVERSION_VERSION = 234
+# 235: likewise where only the agents' spans carry the session.id and the delegate's model calls none (they took
+# the session from their agent's span by ancestry). Every other span converts byte for byte.
+CONVERSION_VERSION = 235
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from sam_model.data.formats import openinference
@@ -253,16 +253,17 @@ class _Ancestry:
                            lambda key: True if key in self.agents else (False if not self.parents[key] else None))
         return found is True
 
-    def delegate(self, trace: str, span: str) -> str | None:
+    def delegate(self, trace: str, span: str, sessions: Collection[tuple[str, str]]) -> str | None:
         """The nested agent's run ``span`` is of (the nearest ``invoke_agent`` span at or above it, itself inside
-        another's), where both runs carry ``span``'s conversation id: OpenInference's session.id, which its context
-        stamps on every span of a session, a delegate's too; else None. A delegate holds its own history."""
-        cid = self.cids.get((trace, span))
+        another's), where both runs carry one conversation id, OpenInference's session.id (``sessions``: the spans
+        whose id is one), and ``span`` that id or none: its context stamps every span of a session, a delegate's
+        too; else None. A delegate holds its own history."""
         agent = (trace, span) if (trace, span) in self.agents else self._agent_above(trace, span)
         outer = self._agent_above(*agent) if agent is not None else None
-        if outer is None or not self.cids.get(agent) == cid == self.cids.get(outer):
+        if outer is None or agent not in sessions:
             return None
-        return agent[1]
+        cid = self.cids[agent]
+        return agent[1] if self.cids.get(outer) == cid == self.cids.get((trace, span), cid) else None
 
     def _agent_above(self, trace: str, span: str) -> tuple[str, str] | None:
         """The nearest ``invoke_agent`` span strictly above ``span`` (each span's answer kept: a chain walked once)."""
@@ -455,7 +456,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     def key_of(trace: str, sid: str, attrs: Mapping[str, Any]) -> str:
         """The span's conversation: its id, else as :func:`_conversation_of` tells; a nested agent's run where the
         id is OpenInference's session.id, shared by an outer agent's run (:meth:`_Ancestry.delegate`)."""
-        if (trace, sid) in by_session and (agent := ancestry.delegate(trace, sid)) is not None:
+        if ((trace, sid) in by_session or not attrs.get(CONVERSATION)) and (
+                agent := ancestry.delegate(trace, sid, by_session)) is not None:
             return f"{trace}/{agent}"
         return str(attrs.get(CONVERSATION) or _conversation_of(
             trace, sid, attrs.get("gen_ai.operation.name") in AGENT_OPERATIONS, ancestry, trace_ids))
