@@ -364,3 +364,19 @@ def test_a_call_id_of_another_type_is_no_internal_error(change, tmp_path):
     except TranscriptFormatError as err:
         assert str(err).startswith(f"{path}: session conv-1, trace t-1, observation g-")
         assert "malformed conversation" not in str(err) and "\n" not in str(err)
+
+
+def test_anthropic_messages_read_as_the_anthropic_reader_reads_them(tmp_path):
+    """An app that logs the Anthropic SDK's calls as generations (@observe(as_type="generation"), its input the
+    request's {"system", "messages"}, its output the response's message): the tool_use / tool_result blocks were
+    counted as parts not read, every call and result lost, and the system prompt beside the messages dropped."""
+    from test_formats import POLICY, anthropic_messages
+
+    msgs = anthropic_messages()
+    system = [{"type": "text", "text": POLICY}]
+    trace = {"id": "t-a", "timestamp": "2026-01-05T10:00:00Z", "sessionId": "conv-1", "observations": [
+        {"id": f"g-{i}", "traceId": "t-a", "type": "GENERATION", "startTime": f"2026-01-05T10:00:{i:02d}Z",
+         "input": {"system": system, "messages": msgs[:i]}, "output": m}
+        for i, m in enumerate(msgs) if m["role"] == "assistant"]}
+    expected = write_lines(tmp_path / "a.jsonl", [{"id": "conv-1", "system": system, "messages": msgs}])
+    assert events(write_lines(tmp_path / "s.jsonl", [trace])) == list(iter_transcript_events(expected))

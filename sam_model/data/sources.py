@@ -781,7 +781,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # instead, carried the word as the user's text. Every other span converts byte for byte.
 # 235: likewise where only the agents' spans carry the session.id and the delegate's model calls none (they took
 # the session from their agent's span by ancestry). Every other span converts byte for byte.
-CONVERSION_VERSION = 235
+# 236: a Langfuse generation's Anthropic messages are read as the anthropic reader reads them: tool_use and
+# tool_result blocks as calls and results (counted as parts not read, every call lost), a request's system beside its
+# messages as the policy (dropped). Every other trace, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 236
 
 
 @dataclass(frozen=True)

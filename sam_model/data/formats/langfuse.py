@@ -13,7 +13,8 @@ observation is ``{"id", "traceId", "type", "name", "startTime", "input", "output
 A generation's input is what its integration sent: the OpenAI integration's messages list, or ``{"messages",
 "tools"}`` when tools were given; LangChain's callback's messages (``{"role", "content", "tool_calls": [{"name",
 "args", "id"}]}``), or ``{"messages": [...]}``; a plain string (a prompt). Its output is the model's message
-(``{"role", "content", "tool_calls"}``) or its text. Every call's input repeats the history, so a conversation (a
+(``{"role", "content", "tool_calls"}``) or its text; the Anthropic SDK's ``{"system", "messages"}``, its blocks read as
+the anthropic reader reads them (:func:`_blocks`). Every call's input repeats the history, so a conversation (a
 session's traces, else a trace) is read from its generations in start order, each adding what
 :func:`~sam_model.data.formats.history.join` finds new. A tool call that no later input answers is answered by the
 ``TOOL`` (or ``SPAN``) observation of its name that started after the call, of parallel calls the one whose
@@ -146,20 +147,44 @@ def _message(m: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _blocks(m: dict[str, Any]) -> list[dict[str, Any]]:
+    """An Anthropic message (the SDK's, as an app logs its calls) as the OpenAI reader reads it: an assistant's
+    ``tool_use`` blocks its tool calls, a user's ``tool_result`` blocks a tool message each before its words (as the
+    anthropic reader reads them, ``is_error`` the result's failure flag); they were counted as parts not read, every
+    call and result lost. A message with tool calls of its own (LangChain's, the same calls) is left as it is."""
+    content = m.get("content")
+    kind = {"assistant": "tool_use", "user": "tool_result"}.get(str(m.get("role")))
+    if not isinstance(content, list) or m.get("tool_calls") or not any(
+            isinstance(b, Mapping) and b.get("type") == kind for b in content):
+        return [m]
+    mine = [b for b in content if isinstance(b, Mapping) and b.get("type") == kind]
+    rest = [b for b in content if not (isinstance(b, Mapping) and b.get("type") == kind)]
+    if kind == "tool_use":
+        return [{**m, "content": rest or None, "tool_calls": [{"id": b.get("id"), "type": "function", "function": {
+            "name": b.get("name"), "arguments": json.dumps({} if b.get("input") is None else b["input"],
+                                                           ensure_ascii=False)}} for b in mine]}]
+    results = [{"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": b.get("content") or "",
+                **({FAILED: True} if b.get("is_error") is True else {})} for b in mine]
+    return [*results, *([{**m, "content": rest}] if rest else [])]
+
+
 def _messages(value: Any, output: bool) -> list[dict[str, Any]] | None:
     """A generation's input (``output``: its output) as chat messages; None where it is no shape read here."""
     value = _decoded(value)
     if isinstance(value, str):
         return None if _cut(value) else [{"role": "assistant" if output else "user", "content": value}]
+    system: list[dict[str, Any]] = []
     if isinstance(value, Mapping) and isinstance(value.get("messages"), list) and not output:
+        if isinstance(value.get("system"), (str, list)) and value["system"]:  # Anthropic's request: apart
+            system = [{"role": "system", "content": value["system"]}]
         value = value["messages"]  # tools given (OpenAI integration), or LangChain's {"messages": [...]}
     if isinstance(value, Mapping) and output and ("role" in value or "content" in value or "tool_calls" in value):
-        return [_message({**value, "role": value.get("role") or "assistant"})]
+        return _blocks(_message({**value, "role": value.get("role") or "assistant"}))
     if isinstance(value, Mapping) and "role" in value:
-        return [_message(value)]
+        return _blocks(_message(value))
     if isinstance(value, list) and all(isinstance(m, Mapping) and "role" in m for m in value) and (
             not output or len(value) == 1):
-        return [_message(m) for m in value]
+        return [*system, *(x for m in value for x in _blocks(_message(m)))]
     return None
 
 
