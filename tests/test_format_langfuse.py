@@ -380,3 +380,18 @@ def test_anthropic_messages_read_as_the_anthropic_reader_reads_them(tmp_path):
         for i, m in enumerate(msgs) if m["role"] == "assistant"]}
     expected = write_lines(tmp_path / "a.jsonl", [{"id": "conv-1", "system": system, "messages": msgs}])
     assert events(write_lines(tmp_path / "s.jsonl", [trace])) == list(iter_transcript_events(expected))
+
+
+def test_langchains_invalid_tool_calls_are_counted_not_dropped_unsaid(tmp_path):
+    """A call the model wrote that LangChain could not parse (invalid_tool_calls, beside tool_calls) is no call
+    the labelling rule can read; it was dropped without a word, and is now counted with the parts not read."""
+    page = fixture()["v2_page"]
+    g = next(o for o in page["data"] if o["type"] == "GENERATION" and "tool_calls" in o["output"])
+    out = json.loads(g["output"])
+    out["invalid_tool_calls"] = [{"name": "get_user", "args": '{"user_id": ', "id": "bad-1", "error": "cut"}]
+    g["output"] = json.dumps(out)
+    path = tmp_path / "page.json"
+    path.write_text(json.dumps(page))
+    report = ImportReport()
+    list(iter_transcript_events(path, report=report))
+    assert report.ignored["LangChain invalid_tool_calls"] == 1

@@ -305,6 +305,9 @@ def _answered(conv: list[Any], answers: Mapping[str, Mapping[str, Any]], origin:
                                                                           else {})})
                 sources.append(_where(obs, "").removeprefix(", "))
     read = chat.to_chat(messages, where)
+    invalid = sum(len(m["invalid_tool_calls"]) for m in messages if isinstance(m.get("invalid_tool_calls"), list))
+    if invalid:  # calls the model wrote that LangChain could not parse: none to label, counted
+        read.ignored["LangChain invalid_tool_calls"] += invalid
     read.sources = [sources[int(s.split()[1])] if s.startswith("message ") and sources[int(s.split()[1])] else s
                     for s in read.sources]
     return read
