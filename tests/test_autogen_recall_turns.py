@@ -151,3 +151,36 @@ def test_only_the_newest_runs_recall_stays_in_the_context_and_its_saved_state():
     assert [m["content"] for m in chat.messages if m["role"] == "user"] == [
         "Which laptop do I have?", pasted[0], "Is my laptop under warranty?"]
     assert chat.ignored["memory"] == 1
+
+
+def test_a_users_own_parts_that_look_like_a_frame_are_never_taken_out_of_the_context():
+    """A user's multimodal message whose first part is an exact frame (pasted from a log) is the user's: the run's
+    recall goes before it, not after it as if it were an earlier memory's frame, and the next runs give the message
+    back as the user sent it (its pasted part was taken out with the recall, the user's words lost). The parts of a
+    message the adapter wrote that equal the user's are still told apart: only the adapter's frame is taken out."""
+    from autogen_agentchat.messages import MultiModalMessage
+    from autogen_core import Image
+
+    store = ScopedMemory(HashingEncoder(64))
+    mia = SAMAutoGenMemory(store, user_id="mia")
+    image = Image.from_base64("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+    async def run() -> tuple[list[Any], Recording, str]:
+        await mia.add(MemoryContent(content="Mia's laptop is CT-487926", mime_type="text/plain"))
+        agent, client = _agent(UnboundedChatCompletionContext(), [mia])
+        await agent.run(task="Which laptop do I have?")
+        pasted = (await agent._model_context.get_messages())[0].content[0]
+        assert is_frame(pasted)
+        for parts in ([pasted, "What does this recall of my laptop mean?"], [pasted, image]):
+            await agent.run(task=MultiModalMessage(content=parts, source="user"))
+        await agent.run(task="Thanks, and my laptop's warranty?")
+        return (await agent.save_state())["llm_context"]["messages"], client, pasted
+
+    messages, client, pasted = asyncio.run(run())
+    users = [m["content"] for m in messages if m["type"] == "UserMessage"]
+    assert users[1] == [pasted, "What does this recall of my laptop mean?"], users[1]
+    assert users[2][0] == pasted and len(users[2]) == 2, users[2]
+    for call in client.calls[1:3]:  # the recall first, then the user's parts
+        content = call[-1].content
+        assert is_frame(content[0]) and len(content) == 3 and content[1] == pasted, content
+    assert client.calls[3][-1].content[-1] == "Thanks, and my laptop's warranty?"

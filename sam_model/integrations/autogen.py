@@ -39,7 +39,10 @@ event loop is not blocked by an encoder's forward pass.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,12 +62,21 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
 
 from pydantic import BaseModel
 
-from sam_model.data.formats.recalls import HEADER, SOURCE, is_frame, leading_frames
+from sam_model.data.formats.recalls import HEADER, SOURCE, is_frame
 from sam_model.integrations.scopes import fixed_scopes, framed, numbered, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
 TEXT_TYPES = ("text/plain", "text/markdown", "application/json")
+# The user messages :func:`_put` wrote, by digest of their source and content: how many frames lead them, and whether
+# the user's content was a string. What tells the adapter's frames from a user's parts: a user's message (a
+# MultiModalMessage) may open with an exact frame pasted from a log, and taken by its shape for a frame it was put
+# after the recall and dropped from the context at the next run, the user's words lost. Process-wide, not the
+# context's (load_state into another agent's context cleans it too); the newest WRITTEN_MAX, as a server runs long.
+# A context saved in another process keeps its last run's frames (stale, no words lost).
+WRITTEN: OrderedDict[str, tuple[int, bool]] = OrderedDict()
+WRITTEN_MAX = 4096
+_WRITTEN_LOCK = threading.Lock()
 
 
 def _mime(content: Any) -> str:
@@ -94,6 +106,44 @@ def _recall(kind: Any, source: Any, content: Any) -> bool:
     return kind == "UserMessage" and source == SOURCE and isinstance(content, str) and is_frame(content)
 
 
+def _digest(message: Mapping[str, Any]) -> str:
+    """A saved message's source and content as one key (an image's base64 as model_dump writes it)."""
+    text = json.dumps([message.get("source"), message.get("content")], ensure_ascii=False, default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _saved(message: Any) -> dict[str, Any]:
+    """A context's message as save_state writes it (a dict), where it is a pydantic model; else its fields."""
+    dump = getattr(message, "model_dump", None)
+    if callable(dump):
+        return dict(dump())
+    return {k: getattr(message, k, None) for k in ("type", "source", "content")}
+
+
+def _written(message: Mapping[str, Any]) -> tuple[int, bool]:
+    """How many frames :func:`_put` put before the user's parts of ``message``, and whether the user's content was a
+    string ((0, False): a message it never wrote, every part the user's, a pasted frame too)."""
+    if message.get("type") != "UserMessage" or not isinstance(message.get("content"), list):
+        return 0, False
+    key = _digest(message)
+    with _WRITTEN_LOCK:
+        found = WRITTEN.get(key)
+        if found is None:
+            return 0, False
+        WRITTEN.move_to_end(key)
+        return found
+
+
+def _write(message: dict[str, Any], frames: int, was_str: bool) -> dict[str, Any]:
+    """``message`` recorded as :func:`_put` wrote it (:data:`WRITTEN`), the oldest records dropped past the max."""
+    with _WRITTEN_LOCK:
+        WRITTEN[_digest(message)] = (frames, was_str)
+        WRITTEN.move_to_end(_digest(message))
+        while len(WRITTEN) > WRITTEN_MAX:
+            WRITTEN.popitem(last=False)
+    return message
+
+
 def _asked(messages: list[Any]) -> str:
     """The text of the context's last message that is no SystemMessage nor a recall: what the agent is about to
     answer, less the frames before its words (a memory before this one in the agent's ``memory=[...]`` put its
@@ -107,7 +157,7 @@ def _asked(messages: list[Any]) -> str:
             continue
         if isinstance(content, str):
             return content
-        parts = content[leading_frames(content):] if isinstance(content, list) else []
+        parts = content[_written(_saved(message))[0]:] if isinstance(content, list) else []
         return "\n".join(p if isinstance(p, str) else p.content for p in parts
                          if isinstance(p, str) or isinstance(getattr(p, "content", None), str))
     return ""
@@ -128,15 +178,15 @@ def _unframed(message: Mapping[str, Any]) -> dict[str, Any] | None:
     """A saved message less this adapter's frames of an earlier run (None: the message was one, dropped): each run
     added its recall and the earlier ones stayed, stale recalls stacking up in the context, costing tokens and
     contradicting the newest. A UserMessage of one string part left after them is given its string back, as it was
-    sent. Only frames read as the ``autogen`` reader reads them: a user's message that quotes one is kept."""
+    sent. Only frames this adapter put there (:data:`WRITTEN`): a user's parts that look like one are kept."""
     content = message.get("content")
     if _recall(message.get("type"), message.get("source"), content):
         return None
-    n = leading_frames(content) if message.get("type") == "UserMessage" else 0
+    n, was_str = _written(message)
     if not n:
         return dict(message)
     rest = content[n:]
-    return {**message, "content": rest[0] if len(rest) == 1 and isinstance(rest[0], str) else rest}
+    return {**message, "content": rest[0] if was_str and len(rest) == 1 else rest}
 
 
 async def _put(model_context: Any, frame: str) -> None:
@@ -159,10 +209,11 @@ async def _put(model_context: Any, frame: str) -> None:
         return
     at, kept = _asked_at(messages), []
     for i, message in enumerate(messages):
-        if i == at:  # its frames are this run's, of the memories before this one
-            content = message["content"] if isinstance(message["content"], list) else [message["content"]]
-            n = leading_frames(content)
-            kept.append({**message, "content": [*content[:n], frame, *content[n:]]})
+        if i == at:  # its frames are this run's, of the memories before this one (a user's pasted one is no frame)
+            was_str = not isinstance(message["content"], list)
+            content = [message["content"]] if was_str else message["content"]
+            n, was_str = _written(message) if not was_str else (0, True)
+            kept.append(_write({**message, "content": [*content[:n], frame, *content[n:]]}, n + 1, was_str))
         elif (unframed := _unframed(message)) is not None:
             kept.append(unframed)
     if at is None:
