@@ -441,3 +441,32 @@ def test_two_providers_frames_and_the_question_are_one_user_message():
         texts = [c.text for c in client.seen_messages[-1].contents]
         assert len(texts) == 3 and all(map(is_frame, texts[:2])) and texts[2] == "Where is my container?", texts
         assert any("Rotterdam" in t for t in texts[:2]) and any("MSCU1111111" in t for t in texts[:2]), texts
+
+
+def test_a_history_that_stores_the_frames_never_gets_two_user_messages_in_a_row_from_the_third_run_on():
+    """A history of store_context_messages holds each earlier run's frame message, the provider's own: the chat
+    middleware merged only the first one it found (the oldest, in the history, with the question after it), so from
+    the third run on this run's frame and question reached the model as two user messages in a row again. Every
+    frame and the user's message after it are one user message, each run; the history keeps them apart."""
+    from agent_framework import InMemoryHistoryProvider
+
+    memory = ScopedMemory(HashingEncoder(64))
+    sam = SAMContextProvider(memory, agent_id="desk", user_id="mia")
+    client = LayeredClient([say("Noted."), say("It is at Rotterdam."), say("Still at Rotterdam.")])
+    keep = InMemoryHistoryProvider(store_context_messages=True)
+    agent = Agent(client=client, instructions="You run a freight forwarder's exceptions desk.",
+                  context_providers=[keep, sam])
+    session = agent.create_session()
+    for asked in ("My container is MSCU1111111", "Where is my container?", "And my container now?"):
+        asyncio.run(agent.run(asked, session=session))
+    for sent in client.sent:
+        roles = [role for role, _ in sent]
+        assert all(a != b for a, b in zip(roles, roles[1:])), sent
+    last = [text for role, text in client.sent[-1] if role == "user"]
+    assert HEAD in last[-1] and last[-1].endswith("And my container now?"), last
+    assert HEAD in last[-2] and last[-2].endswith("Where is my container?"), last
+    saved = session.to_dict()["state"]["in_memory"]["messages"]
+    texts = [[c.get("text") for c in m["contents"]] for m in saved if m["role"] == "user"]
+    assert [t for t in texts if HEAD not in t[0]] == [["My container is MSCU1111111"], ["Where is my container?"],
+                                                      ["And my container now?"]], texts  # as the user sent them
+    assert sum(HEAD in t[0] and len(t) == 1 for t in texts) == 2, texts  # the frames stored on their own

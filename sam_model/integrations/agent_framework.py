@@ -124,7 +124,8 @@ def _is_frame_message(message: Any, source_id: str | None = None) -> bool:
 
 def _one_user_turn(source_id: str) -> Any:
     """A chat middleware of a run's model calls (agent_framework.ChatMiddleware, made here: the module imports
-    without the package): the provider's frame message and the user's message after it sent as one user message,
+    without the package): each frame message of the provider (this run's, and the earlier runs' a history of
+    ``store_context_messages`` holds) and the user's message after it sent as one user message,
     the frame's text content before the user's (and the frames of other SAM providers between them, each provider's
     middleware finding its own frame merged already where another's ran first). Two user messages in a row are refused by the chat templates that
     want user and assistant turns to alternate (Llama 2's, Mistral's: "Conversation roles must alternate").
@@ -135,17 +136,22 @@ def _one_user_turn(source_id: str) -> Any:
     class OneUserTurn(framework.ChatMiddleware):
         async def process(self, context: Any, call_next: Any) -> None:
             messages = context.messages
-            at = next((i for i, m in enumerate(messages) if _is_frame_message(m, source_id)), None)
-            end = at + 1 if at is not None else len(messages)
-            while end < len(messages) and _is_frame_message(messages[end]):  # another SAM provider's frame
-                end += 1
-            if at is not None and end < len(messages) and str(messages[end].role) == "user":
-                joined, asked = messages[at:end + 1], messages[end]
-                merged = framework.Message(role="user", contents=[c for m in joined for c in m.contents],
-                                           author_name=asked.author_name, message_id=asked.message_id,
-                                           additional_properties=dict(asked.additional_properties))
-                context.record_message_replacement(merged, joined)
-                messages[at:end + 1] = [merged]
+            # each of its frames, from the last: a history of store_context_messages holds the earlier runs' frame
+            # messages too, and merging only the first (the oldest, in the history) left this run's frame and the
+            # question two user messages in a row again from the third run on
+            for at in range(len(messages) - 1, -1, -1):
+                if not _is_frame_message(messages[at], source_id):
+                    continue
+                end = at + 1
+                while end < len(messages) and _is_frame_message(messages[end]):  # another SAM provider's frame
+                    end += 1
+                if end < len(messages) and str(messages[end].role) == "user":
+                    joined, asked = messages[at:end + 1], messages[end]
+                    merged = framework.Message(role="user", contents=[c for m in joined for c in m.contents],
+                                               author_name=asked.author_name, message_id=asked.message_id,
+                                               additional_properties=dict(asked.additional_properties))
+                    context.record_message_replacement(merged, joined)
+                    messages[at:end + 1] = [merged]
             await call_next()
 
     return OneUserTurn()
