@@ -470,3 +470,27 @@ def test_a_history_that_stores_the_frames_never_gets_two_user_messages_in_a_row_
     assert [t for t in texts if HEAD not in t[0]] == [["My container is MSCU1111111"], ["Where is my container?"],
                                                       ["And my container now?"]], texts  # as the user sent them
     assert sum(HEAD in t[0] and len(t) == 1 for t in texts) == 2, texts  # the frames stored on their own
+
+
+@pytest.mark.parametrize("bound", [False, True])
+def test_two_sam_providers_of_two_users_on_one_agent_are_refused_before_the_model_is_called(bound):
+    """Two SAM providers on one agent send their frames in one user message, each headed "this user's": a provider
+    fixed to Mia beside one fixed to Bob (or one whose sessions are bound to Bob) put Mia's card number in Bob's
+    run. Refused in one line naming both providers and users, the model never called; providers of one user (an
+    agent's scope beside the user's) run as before."""
+    memory = ScopedMemory(HashingEncoder(64))
+    memory.add("Mia's card is 4111-1111", user_id="mia", agent_id="desk")
+    memory.add("Bob's card is 5500-0000", user_id="bob", agent_id="desk")
+    mia = SAMContextProvider(memory, agent_id="desk", user_id="mia", source_id="sam_mia")
+    other = SAMContextProvider(memory, agent_id="desk", user_id=None if bound else "bob", source_id="sam_other")
+    client = LayeredClient([say("Noted.")])
+    agent = Agent(client=client, instructions="You run a card desk.", context_providers=[mia, other])
+    session = other.create_session(agent, "bob") if bound else agent.create_session()
+    with pytest.raises(ValueError, match=r"'sam_mia' \(user 'mia'\) and 'sam_other' \(user 'bob'\).*one user"):
+        asyncio.run(agent.run("What is my card?", session=session))
+    assert client.sent == []
+    same = SAMContextProvider(memory, agent_id="desk", user_id=None if bound else "mia", source_id="sam_other")
+    agent = Agent(client=client, instructions="You run a card desk.", context_providers=[mia, same])
+    session = same.create_session(agent, "mia") if bound else agent.create_session()
+    asyncio.run(agent.run("What is my card?", session=session))
+    assert "4111-1111" in client.sent[-1][-1][1] and "5500" not in client.sent[-1][-1][1]

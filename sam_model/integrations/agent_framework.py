@@ -267,8 +267,23 @@ class SAMContextProvider:
         return self.memory.search(query, state=state, limit=self.k, filters=user_filter(scopes["user_id"]),
                                   **scopes)["results"]
 
+    def _one_user(self, agent: Any, session: Any, user: str | None) -> None:
+        """Refuse an agent whose other SAM providers recall another user's memories into this session: their frames
+        go to the model in one user message, each headed as "this user's", so one user's memories were read as
+        another's (a provider fixed to one user beside one bound per session, or two fixed to two users)."""
+        for other in getattr(agent, "context_providers", None) or ():
+            if other is self or not isinstance(other, SAMContextProvider):
+                continue
+            theirs = other.user_id if other.user_id is not None or session is None else other.bound_user(session)
+            if theirs is not None and theirs != user:
+                raise ValueError(f"SAMContextProvider: providers {self.source_id!r} (user {user!r}) and "
+                                 f"{other.source_id!r} (user {theirs!r}) on one agent would put two users' memories "
+                                 "in one run: give an agent's SAM providers one user (the same user_id, or none and "
+                                 "the session bound to its user)")
+
     async def before_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
         scopes = self.scopes(session)
+        self._one_user(agent, session, scopes["user_id"])
         # the newest words a query holds (MAX_TEXT_CHARS): a longer input (a document pasted whole) was refused as a
         # query, and the run failed before the model was called
         hits = await asyncio.to_thread(self.recall, scopes, _words(context.input_messages)[-MAX_TEXT_CHARS:])
