@@ -808,6 +808,27 @@ def test_a_best_memory_alone_past_the_limit_is_given_cut_not_the_whole_recall_dr
     assert asyncio.run(block.atruncate(content, len(content.split()) - 5)) is None  # not even the frame fits
 
 
+def test_a_memory_cut_is_said_once_not_at_each_of_memorys_gets(adapter, caplog):
+    """Memory cuts the block at each of its gets, several a run (an agent's each step): the one page cut again was
+    warned of at each, the same line a flood in the logs (six for two runs of a tool-calling agent). Once a memory:
+    the same page cut three times (to other budgets too) is said once; another memory cut is said again."""
+    block = adapter.SAMMemoryBlock(ScopedMemory(HashingEncoder(16)), user_id="mia")
+
+    def content(page: str) -> str:
+        return framed(recall_text([{"memory": page}, {"memory": "a small one"}]), ("memory", "sam_memory"))
+
+    pages = ["the page " + " ".join(f"word{i}" for i in range(300)), "another page " + " ".join(f"w{i}" for i in range(300))]
+    budget = len(framed(recall_text([{"memory": "x"}]), ("memory", "sam_memory")).split()) + 50
+    with caplog.at_level(logging.WARNING, logger=MODULE):
+        for extra in (0, 10, 0):
+            cut = asyncio.run(block.atruncate(content(pages[0]), len(content(pages[0]).split()) - budget + extra))
+            assert cut is not None and recalled(cut)[0].startswith("the page word0"), cut
+        assert len(caplog.records) == 1, [r.getMessage() for r in caplog.records]
+        assert asyncio.run(block.atruncate(content(pages[1]), len(content(pages[1]).split()) - budget)) is not None
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2 and "passes the Memory's token limit" in said[1], said
+
+
 def test_a_real_memory_keeps_the_recall_within_its_token_limit():
     """A real Memory of 400 tokens, its block's five memories of about 150 tokens each: the window and the recall
     the model gets stay within the limit (before: 0, never cut, the five kept whole), the best memory kept."""

@@ -122,6 +122,9 @@ def _one_user(blocks: list[Any], block: SAMMemoryBlock) -> None:
                          "per user (Memory.from_defaults(session_id=...)) with that user's block")
 
 
+CUTS_SAID = 1024  # how many cut memories a block remembers having warned of
+
+
 class SAMMemoryBlock(BaseMemoryBlock[str]):
     """A Memory block over a ScopedMemory in fixed scopes: stores the attached Memory's history, recalls the
     scopes' best memories for the live state (see the module doc)."""
@@ -138,6 +141,9 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
     _read: list[dict[str, Any]] = PrivateAttr(default_factory=list)  # the history's dumps read so far
     _added: int = PrivateAttr(default=0)  # how many of the reader's chat messages of them were stored
     _marks: list[tuple[int, int]] = PrivateAttr(default_factory=list)  # each add's first chat message and its step
+    # the memories whose cut was said (hashes, the newest CUTS_SAID): Memory cuts the block at each of its gets, several
+    # a run (an agent's each step), and the one memory cut again warned at each, the same line a flood in the logs
+    _cut_said: dict[int, None] = PrivateAttr(default_factory=dict)
     # (how many dumps left the token window, their chat messages): told again only when more leave (a flush)
     _window: tuple[int, int] = PrivateAttr(default=(0, 0))
     _resumed: bool = PrivateAttr(default=False)  # what the store holds of the session read (at the first call)
@@ -343,9 +349,13 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         while low < high - 1:
             mid = (low + high) // 2
             low, high = (mid, high) if len(tokenize(self._reframed([fitted(mid)]))) <= budget else (low, mid)
-        log.warning("SAMMemoryBlock %r: the best memory alone (%s characters) passes the Memory's token limit: given "
-                    "cut to %s characters; raise token_limit to see it whole", self.name, f"{len(item):,}",
-                    f"{len(item[:low].rstrip()):,}")
+        if hash(item) not in self._cut_said:  # once a memory, not at each of Memory's gets
+            self._cut_said[hash(item)] = None
+            while len(self._cut_said) > CUTS_SAID:
+                del self._cut_said[next(iter(self._cut_said))]
+            log.warning("SAMMemoryBlock %r: the best memory alone (%s characters) passes the Memory's token limit: "
+                        "given cut to %s characters (said once a memory); raise token_limit to see it whole",
+                        self.name, f"{len(item):,}", f"{len(item[:low].rstrip()):,}")
         return fitted(low)
 
     async def _aput(self, messages: list[Any]) -> None:
