@@ -184,3 +184,29 @@ def test_a_users_own_parts_that_look_like_a_frame_are_never_taken_out_of_the_con
         content = call[-1].content
         assert is_frame(content[0]) and len(content) == 3 and content[1] == pasted, content
     assert client.calls[3][-1].content[-1] == "Thanks, and my laptop's warranty?"
+
+
+def test_an_agent_given_two_users_memories_is_refused_before_the_model_gets_both():
+    """memory=[Mia's, Bob's] on one agent: both recalls went into the one user message the model gets (two user
+    messages before, as misread), each user's memories shown to the other. Refused in one line naming both users,
+    the model never called; a memory of no user (the agent's shared one) beside a user's goes on as before."""
+    store = ScopedMemory(HashingEncoder(64))
+    mia, bob = SAMAutoGenMemory(store, user_id="mia"), SAMAutoGenMemory(store, user_id="bob")
+    desk = SAMAutoGenMemory(store, agent_id="desk")
+
+    async def run() -> tuple[Recording, Recording]:
+        await mia.add(MemoryContent(content="Mia's card is 4111-1111", mime_type="text/plain"))
+        await bob.add(MemoryContent(content="Bob's card is 5500-0000", mime_type="text/plain"))
+        await desk.add(MemoryContent(content="Every card is checked by its last four digits", mime_type="text/plain"))
+        agent, refused = _agent(UnboundedChatCompletionContext(), [mia, bob])
+        with pytest.raises(ValueError, match=r"users 'mia' and 'bob'.*one user") as said:
+            await agent.run(task="Which card do I have?")
+        assert "\n" not in str(said.value)
+        agent, shared = _agent(UnboundedChatCompletionContext(), [mia, desk])
+        await agent.run(task="Which card do I have?")
+        return refused, shared
+
+    refused, shared = asyncio.run(run())
+    assert refused.calls == []
+    content = shared.calls[-1][-1].content
+    assert "4111-1111" in content[0] and "last four digits" in content[1] and "5500" not in str(content), content

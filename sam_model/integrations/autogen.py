@@ -75,7 +75,7 @@ TEXT_TYPES = ("text/plain", "text/markdown", "application/json")
 # after the recall and dropped from the context at the next run, the user's words lost. Process-wide, not the
 # context's (load_state into another agent's context cleans it too); the newest WRITTEN_MAX, as a server runs long.
 # A context saved in another process keeps its last run's frames (stale, no words lost).
-WRITTEN: OrderedDict[str, tuple[int, bool]] = OrderedDict()
+WRITTEN: OrderedDict[str, tuple[int, bool, tuple[str, ...]]] = OrderedDict()  # and the frames' users
 WRITTEN_MAX = 4096
 _WRITTEN_LOCK = threading.Lock()
 
@@ -121,24 +121,25 @@ def _saved(message: Any) -> dict[str, Any]:
     return {k: getattr(message, k, None) for k in ("type", "source", "content")}
 
 
-def _written(message: Mapping[str, Any]) -> tuple[int, bool]:
-    """How many frames :func:`_put` put before the user's parts of ``message``, and whether the user's content was a
-    string ((0, False): a message it never wrote, every part the user's, a pasted frame too)."""
+def _written(message: Mapping[str, Any]) -> tuple[int, bool, tuple[str, ...]]:
+    """How many frames :func:`_put` put before the user's parts of ``message``, whether the user's content was a
+    string, and the users whose memories they hold ((0, False, ()): a message it never wrote, every part the
+    user's, a pasted frame too)."""
     if message.get("type") != "UserMessage" or not isinstance(message.get("content"), list):
-        return 0, False
+        return 0, False, ()
     key = _digest(message)
     with _WRITTEN_LOCK:
         found = WRITTEN.get(key)
         if found is None:
-            return 0, False
+            return 0, False, ()
         WRITTEN.move_to_end(key)
         return found
 
 
-def _write(message: dict[str, Any], frames: int, was_str: bool) -> dict[str, Any]:
+def _write(message: dict[str, Any], frames: int, was_str: bool, users: tuple[str, ...]) -> dict[str, Any]:
     """``message`` recorded as :func:`_put` wrote it (:data:`WRITTEN`), the oldest records dropped past the max."""
     with _WRITTEN_LOCK:
-        WRITTEN[_digest(message)] = (frames, was_str)
+        WRITTEN[_digest(message)] = (frames, was_str, users)
         WRITTEN.move_to_end(_digest(message))
         while len(WRITTEN) > WRITTEN_MAX:
             WRITTEN.popitem(last=False)
@@ -183,14 +184,14 @@ def _unframed(message: Mapping[str, Any]) -> dict[str, Any] | None:
     content = message.get("content")
     if _recall(message.get("type"), message.get("source"), content):
         return None
-    n, was_str = _written(message)
+    n, was_str, _ = _written(message)
     if not n:
         return dict(message)
     rest = content[n:]
     return {**message, "content": rest[0] if was_str and len(rest) == 1 else rest}
 
 
-async def _put(model_context: Any, frame: str) -> None:
+async def _put(model_context: Any, frame: str, user: str | None = None) -> None:
     """``frame`` put in the user's message it was searched by, a text part before the user's own (after the frames
     of the memories before this one in the agent's ``memory=[...]``), the earlier runs' frames taken out.
 
@@ -201,7 +202,9 @@ async def _put(model_context: Any, frame: str) -> None:
     ChatCompletionContext has no insert: its saved state (every message, a buffered one's too, as autogen_core's
     contexts save it) is loaded again with the frame in place; a context whose state is not that, or whose newest
     message is no user's (a tool's result), gets the frame as a UserMessage of its own appended, as ListMemory adds
-    its recall."""
+    its recall. A frame of another user's memory in the message (an agent given memory=[mia's, bob's]) is refused:
+    their recalls in one user message, each user's memories reached the other (a memory of no user, an agent's
+    shared one, goes beside any user's)."""
     save, load = getattr(model_context, "save_state", None), getattr(model_context, "load_state", None)
     state = await save() if callable(save) and callable(load) else None
     messages = state.get("messages") if isinstance(state, Mapping) else None
@@ -213,8 +216,13 @@ async def _put(model_context: Any, frame: str) -> None:
         if i == at:  # its frames are this run's, of the memories before this one (a user's pasted one is no frame)
             was_str = not isinstance(message["content"], list)
             content = [message["content"]] if was_str else message["content"]
-            n, was_str = _written(message) if not was_str else (0, True)
-            kept.append(_write({**message, "content": [*content[:n], frame, *content[n:]]}, n + 1, was_str))
+            n, was_str, users = _written(message) if not was_str else (0, True, ())
+            if user is not None and (other := next((u for u in users if u != user), None)) is not None:
+                raise ValueError(f"SAMAutoGenMemory: one agent's memory=[...] holds memories of users {other!r} and "
+                                 f"{user!r}: their recalls went into one user message, each user's memories shown "
+                                 "to the other; give an agent the memories of one user (an agent per user)")
+            users = (*users, user) if user is not None and user not in users else users
+            kept.append(_write({**message, "content": [*content[:n], frame, *content[n:]]}, n + 1, was_str, users))
         elif (unframed := _unframed(message)) is not None:
             kept.append(unframed)
     if at is None:
@@ -282,7 +290,7 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
             ordered = sorted(found.results, key=lambda m: m.metadata["created_at"] or "")
             said = numbered([{"memory": str(m.content)} for m in ordered])
             # data on the user's side, not a SystemMessage in the operator's voice (the module doc)
-            await _put(model_context, framed(f"{HEADER}\n{said}"))
+            await _put(model_context, framed(f"{HEADER}\n{said}"), self.scopes["user_id"])
         return UpdateContextResult(memories=found)
 
     async def clear(self) -> None:
