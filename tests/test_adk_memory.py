@@ -802,3 +802,34 @@ def test_sams_preload_sends_the_recall_in_the_users_content_never_two_user_conte
     assert "<PAST_CONVERSATIONS>" in texts[0] and "QX7Z9A" in texts[0] and texts[-1] == "Which reservation was it?"
     said = json.dumps(json.loads(session.model_dump_json()))
     assert "PAST_CONVERSATIONS" not in said and "Which reservation was it?" in said
+
+
+@needs_adk
+def test_sams_preload_after_a_tools_result_goes_in_the_question_not_a_user_turn_after_the_tool(adapter):
+    """After a tool's result ADK puts the recall last, a user content after the result: a chat template that checks
+    the turns past the tool calls and results (Mistral's, through LiteLlm) reads the question and the recall as two
+    user turns in a row and refuses the turn's second call. sam_preload_memory puts it in the question's content
+    there too (first parts, the question's text last), the request ending with the tool's result; the session
+    keeps the user's content as sent."""
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Ann's reservation is QX7Z9A", user_id="ann_lee_123", agent_id="airline")
+    model = Scripted(script=[[{"name": "get_user", "args": {"user_id": "ann_lee_123"}}], ["It is QX7Z9A."]],
+                     requests=[])
+    agent = LlmAgent(name="airline_agent", model=model, instruction=POLICY, tools=[get_user, adapter.sam_preload_memory])
+    session = asyncio.run(run(agent, ["Which reservation was it?"], memory=adapter.SAMMemoryService(store)))
+
+    def template_turns(request: Any) -> list[str]:  # Mistral's: tool results and the model's tool calls left out
+        return [c.role for c in request.contents
+                if not any(p.function_response or p.function_call for p in c.parts or ())]
+
+    assert len(model.requests) == 2
+    for request in model.requests:
+        turns = template_turns(request)
+        assert all(a != b for a, b in zip(turns, turns[1:])), turns
+    second = model.requests[1].contents
+    assert any(p.function_response for p in second[-1].parts), second[-1]
+    texts = [p.text for c in second if c.role == "user" and not any(p.function_response for p in c.parts)
+             for p in c.parts]
+    assert "<PAST_CONVERSATIONS>" in texts[0] and texts[-1] == "Which reservation was it?", texts
+    said = json.dumps(json.loads(session.model_dump_json()))
+    assert "PAST_CONVERSATIONS" not in said and "Which reservation was it?" in said

@@ -447,19 +447,42 @@ class SAMPreloadMemoryTool(PreloadMemoryTool):
     inserts it as a user content of its own right before the user's, and two user messages in a row are refused by
     the chat templates that want user and assistant turns to alternate (Llama 2's and Mistral's, through LiteLlm to
     a local model: "Conversation roles must alternate"; Gemini takes them). The request's alone: the session keeps
-    the user's content as sent. Where the recall is not followed by the user's latest contents (a tool's result
-    continued, a static instruction's prefix), it is left where ADK put it."""
+    the user's content as sent. After a tool's result (a turn the model continues) ADK puts the recall last, a user
+    message after the tool's: the templates that check turns past the tool calls and results (Mistral's) read the
+    question and the recall as two user turns in a row; there it goes in the question's content, as in the turn's
+    first call (the request the same up to the tool's result). Where the recall is neither (a static instruction's
+    prefix), it is left where ADK put it."""
 
     async def process_llm_request(self, *, tool_context: Any, llm_request: Any) -> None:
         before = {id(c) for c in llm_request.contents}
         await super().process_llm_request(tool_context=tool_context, llm_request=llm_request)
         contents = llm_request.contents
         at = next((i for i, c in enumerate(contents) if id(c) not in before), None)
-        after = contents[at + 1:] if at is not None else []
-        if not after or any(c.role != "user" or any(p.function_response for p in c.parts or ()) for c in after):
+        if at is None:
             return
-        recall, asked = contents[at], contents[at + 1]
-        contents[at:at + 2] = [types.Content(role="user", parts=[*(recall.parts or ()), *(asked.parts or ())])]
+        after = contents[at + 1:]
+        if after and not any(c.role != "user" or _answers(c) for c in after):
+            recall, asked = contents[at], contents[at + 1]
+            contents[at:at + 2] = [types.Content(role="user", parts=[*(recall.parts or ()), *(asked.parts or ())])]
+        elif not after and (asked := _asked_before(contents, at)) is not None:  # after a tool's result
+            recall = contents.pop(at)
+            contents[asked] = types.Content(role="user", parts=[*(recall.parts or ()), *(contents[asked].parts or ())])
 
+
+def _answers(content: Any) -> bool:
+    """Whether a content holds a tool's result (a user content in Gemini's terms, a tool's turn in a chat template)."""
+    return any(p.function_response for p in content.parts or ())
+
+
+def _asked_before(contents: list[Any], at: int) -> int | None:
+    """Where the user's question is that the turn's tool calls and results (only those) follow, up to ``at``; None
+    where another content comes between (the model's words alone, an empty content) or none is there."""
+    for i in range(at - 1, -1, -1):
+        content = contents[i]
+        if content.role == "user" and not _answers(content):
+            return i if i < at - 1 else None
+        if not content.parts or content.role != "user" and not any(p.function_call for p in content.parts):
+            return None  # the model's words (a call's own text goes with it), or an empty content
+    return None
 
 sam_preload_memory = SAMPreloadMemoryTool()  # as ADK's preload_memory: give it in the agent's tools instead
