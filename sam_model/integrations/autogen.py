@@ -75,8 +75,8 @@ TEXT_TYPES = ("text/plain", "text/markdown", "application/json")
 # after the recall and dropped from the context at the next run, the user's words lost. Process-wide, not the
 # context's (load_state into another agent's context cleans it too); the newest WRITTEN_MAX, as a server runs long.
 # A context saved in another process keeps its last run's frames (stale, no words lost).
-WRITTEN: OrderedDict[str, tuple[int, bool, tuple[str, ...]]] = OrderedDict()  # and the frames' users
-WRITTEN_MAX = 4096
+WRITTEN: OrderedDict[bytes, tuple[int, bool, tuple[str, ...]]] = OrderedDict()  # and the frames' users
+WRITTEN_MAX = 1 << 16  # about 15 MB at most: a server's conversations come back after many others'
 _WRITTEN_LOCK = threading.Lock()
 
 
@@ -107,10 +107,10 @@ def _recall(kind: Any, source: Any, content: Any) -> bool:
     return kind == "UserMessage" and source == SOURCE and isinstance(content, str) and is_frame(content)
 
 
-def _digest(message: Mapping[str, Any]) -> str:
+def _digest(message: Mapping[str, Any]) -> bytes:
     """A saved message's source and content as one key (an image's base64 as model_dump writes it)."""
     text = json.dumps([message.get("source"), message.get("content")], ensure_ascii=False, default=repr)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
 
 
 def _saved(message: Any) -> dict[str, Any]:
