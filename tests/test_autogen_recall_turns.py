@@ -210,3 +210,36 @@ def test_an_agent_given_two_users_memories_is_refused_before_the_model_gets_both
     assert refused.calls == []
     content = shared.calls[-1][-1].content
     assert "4111-1111" in content[0] and "last four digits" in content[1] and "5500" not in str(content), content
+
+
+def test_a_state_saved_before_the_recall_moved_into_the_users_message_loses_its_old_frames_not_the_users_words():
+    """A context saved while the recall was a UserMessage of its own (source sam_memory, exactly a frame), loaded and
+    run: the old frame is taken out, the user's earlier question and the agent's answer kept as they were, and the
+    turns the model gets alternate."""
+    from autogen_core.models import AssistantMessage
+
+    from sam_model.data.formats.recalls import HEADER
+    from sam_model.integrations.scopes import framed
+
+    store = ScopedMemory(HashingEncoder(64))
+    mia = SAMAutoGenMemory(store, user_id="mia")
+
+    async def run() -> tuple[list[dict], Recording]:
+        await mia.add(MemoryContent(content="Mia's laptop is CT-487926", mime_type="text/plain"))
+        agent, client = _agent(UnboundedChatCompletionContext(), [mia])
+        state = await agent.save_state()
+        state["llm_context"]["messages"] = [
+            UserMessage(content=framed(f"{HEADER}\n1. Mia's laptop is CT-487926"), source="sam_memory").model_dump(),
+            UserMessage(content="Which laptop do I have?", source="user").model_dump(),
+            AssistantMessage(content="CT-487926", source="helpdesk").model_dump()]
+        await agent.load_state(state)
+        await agent.run(task="Is my laptop under warranty?")
+        return (await agent.save_state())["llm_context"]["messages"], client
+
+    messages, client = asyncio.run(run())
+    assert [(m["type"], m["source"]) for m in messages] == [("UserMessage", "user"), ("AssistantMessage", "helpdesk"),
+                                                            ("UserMessage", "user"), ("AssistantMessage", "helpdesk")]
+    assert messages[0]["content"] == "Which laptop do I have?" and messages[1]["content"] == "CT-487926"
+    assert is_frame(messages[2]["content"][0]) and messages[2]["content"][1:] == ["Is my laptop under warranty?"]
+    roles = _roles(client.calls[-1])
+    assert all(a != b for a, b in zip(roles, roles[1:])), roles
