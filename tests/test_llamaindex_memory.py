@@ -829,6 +829,19 @@ def test_a_memory_cut_is_said_once_not_at_each_of_memorys_gets(adapter, caplog):
     assert len(said) == 2 and "passes the Memory's token limit" in said[1], said
 
 
+def test_a_recall_dropped_as_its_frame_alone_passes_the_limit_is_said_once(adapter, caplog):
+    """A token limit that leaves the block fewer tokens than the frame and a memory's first word: the recall is
+    dropped (None), and was dropped without a word, the model given no recall and the app no reason. Said once a
+    block in one line naming token_limit, not at each of Memory's gets."""
+    block = adapter.SAMMemoryBlock(ScopedMemory(HashingEncoder(16)), user_id="mia")
+    content = framed(recall_text([{"memory": "the page " + "word " * 300}]), ("memory", "sam_memory"))
+    with caplog.at_level(logging.WARNING, logger=MODULE):
+        for _ in range(3):
+            assert asyncio.run(block.atruncate(content, len(content.split()) - 5)) is None
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "no recall given" in said[0] and "token_limit" in said[0] and "\n" not in said[0], said
+
+
 def test_a_real_memory_keeps_the_recall_within_its_token_limit():
     """A real Memory of 400 tokens, its block's five memories of about 150 tokens each: the window and the recall
     the model gets stay within the limit (before: 0, never cut, the five kept whole), the best memory kept."""

@@ -144,6 +144,7 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
     # the memories whose cut was said (hashes, the newest CUTS_SAID): Memory cuts the block at each of its gets, several
     # a run (an agent's each step), and the one memory cut again warned at each, the same line a flood in the logs
     _cut_said: dict[int, None] = PrivateAttr(default_factory=dict)
+    _frame_said: bool = PrivateAttr(default=False)  # whether a recall dropped as its frame alone passed the limit was said
     # (how many dumps left the token window, their chat messages): told again only when more leave (a flush)
     _window: tuple[int, int] = PrivateAttr(default=(0, 0))
     _resumed: bool = PrivateAttr(default=False)  # what the store holds of the session read (at the first call)
@@ -345,6 +346,10 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
 
         low, high = len(item.split(" ", 1)[0]) + 2, len(item)  # a word after "1. " at least; fewer than the whole
         if len(tokenize(self._reframed([fitted(low)]))) > budget:
+            if not self._frame_said:  # the recall dropped without a word: once a block, not at each get
+                self._frame_said = True
+                log.warning("SAMMemoryBlock %r: the Memory's token limit leaves the block fewer tokens than its frame "
+                            "and a memory's first word: no recall given (said once); raise token_limit", self.name)
             return None
         while low < high - 1:
             mid = (low + high) // 2
