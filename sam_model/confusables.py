@@ -1,7 +1,7 @@
-"""Derives the look-alike tables of sam_model.scripts from Unicode's confusables.txt (UTS #39), so each row is the
-file's, not a hand's: ``python -m sam_model.confusables PATH`` prints them, and tests/test_scope_latin_alike.py checks
-that the committed tables equal the ones derived (where a copy of the file is at hand; no network is needed to run
-the project, so the file is not fetched). The version is pinned: a copy of another version is refused, as its rows
+"""Derives sam_model.scripts.LATIN_OF, the look-alike table of the scope-id rule, from Unicode's confusables.txt
+(UTS #39), so each row is the file's, not a hand's: ``python -m sam_model.confusables PATH`` prints it, and
+tests/test_confusables.py checks that the committed table equals the one derived (where a copy of the file is at hand;
+no network is needed to run the project, so the file is not fetched). The version is pinned: a copy of another version is refused, as its rows
 would silently change which ids are taken.
 
 A letter's skeleton is TR39's: the id in NFD, each character mapped by the file, NFD again. NFD, NFKC and the
@@ -13,15 +13,13 @@ import argparse
 import hashlib
 import sys
 import unicodedata
-from collections.abc import Callable
 from pathlib import Path
 
 from sam_model.scripts import script
 
-VERSION = "18.0.0"  # the confusables.txt the tables were derived from (2026-08-06)
+VERSION = "18.0.0"  # the confusables.txt the table was derived from (2026-08-06)
 SHA256 = "6ed3ee967c9dfdf6677d563c9985182fbc50a2efb7d6059cd57b2e2ce18f5b92"  # of that file, as Unicode publishes it
-OTHER_SCRIPTS = ("Cyrillic", "Greek", "Armenian")  # LATIN_OF's: the scripts of most Latin look-alikes
-LATIN_SCRIPTS = ("Latin", "Common", "Inherited")  # LATIN_ALIKE's: look-alikes that mix no script
+OTHER_SCRIPTS = ("Cyrillic", "Greek", "Armenian")  # the scripts of most Latin look-alikes
 KEPT = {"\u03c7": "x"}  # GREEK SMALL LETTER CHI: its prototype is LATIN SMALL LETTER CHI, yet it is drawn as 'x'
 
 
@@ -48,34 +46,26 @@ def skeleton(value: str, rows: dict[str, str]) -> str:
     return unicodedata.normalize("NFD", mapped)
 
 
-def _table(rows: dict[str, str], scripts: tuple[str, ...], plain: Callable[[str], bool]) -> dict[str, str]:
-    """Every non-ASCII letter of ``scripts`` that NFKC keeps (one it changes is refused before a table is read) whose
-    skeleton is one character ``plain`` takes, with that character. Skeletons of two letters (Ы 'bl', æ 'ae') are
-    left out: one glyph with a join a reader sees."""
-    table = {}
+def derive(text: str) -> dict[str, str]:
+    """LATIN_OF from confusables.txt's ``text``: every Cyrillic, Greek and Armenian letter that NFKC keeps (one it
+    changes is refused before the table is read) whose skeleton is one ASCII Latin letter, with that letter.
+    Skeletons of two letters (Ы 'bl') are left out: one glyph with a join a reader sees."""
+    rows, table = mapping(text), {}
     for code in range(0x80, sys.maxunicode + 1):
         ch = chr(code)
         if not unicodedata.category(ch).startswith("L") or unicodedata.normalize("NFKC", ch) != ch:
             continue
-        if script(ch) in scripts and len(looks := skeleton(ch, rows)) == 1 and plain(looks):
+        if script(ch) in OTHER_SCRIPTS and len(looks := skeleton(ch, rows)) == 1 and looks.isascii() and looks.isalpha():
             table[ch] = looks
-    return table
-
-
-def derive(text: str) -> tuple[dict[str, str], dict[str, str]]:
-    """(LATIN_OF, LATIN_ALIKE) from confusables.txt's ``text``: the Cyrillic, Greek and Armenian letters that look
-    like one ASCII Latin letter; the Latin (and Common) letters that look like one ASCII letter or digit."""
-    rows = mapping(text)
-    latin_of = _table(rows, OTHER_SCRIPTS, lambda c: c.isascii() and c.isalpha()) | KEPT
-    return latin_of, _table(rows, LATIN_SCRIPTS, lambda c: c.isascii() and c.isalnum())
+    return table | KEPT
 
 
 def main(argv: list[str]) -> int:
-    """Print the tables derived from a confusables.txt, and whether the file is the one pinned."""
+    """Print the table derived from a confusables.txt, and whether the file is the one pinned."""
     parser = argparse.ArgumentParser(
         prog="python -m sam_model.confusables",
-        description="Print LATIN_OF and LATIN_ALIKE (sam_model.scripts' look-alike tables) as derived from "
-        f"Unicode's confusables.txt {VERSION}, to compare with the committed ones.")
+        description="Print LATIN_OF (sam_model.scripts' look-alike table) as derived from "
+        f"Unicode's confusables.txt {VERSION}, to compare with the committed one.")
     parser.add_argument("path", type=Path, help=f"a copy of confusables.txt {VERSION} (no default: the file is not "
                         "fetched; Unicode publishes it under Public/security/)")
     path = parser.parse_args(argv).path
@@ -84,14 +74,13 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         parser.error(f"{path}: cannot be read ({e.strerror}); give the path of a confusables.txt {VERSION}")
     if hashlib.sha256(data).hexdigest() != SHA256:
-        print(f"{path}: sha256 is not {SHA256} (confusables.txt {VERSION} as published); its tables follow",
+        print(f"{path}: sha256 is not {SHA256} (confusables.txt {VERSION} as published); its table follows",
               file=sys.stderr)
     try:
-        tables = derive(data.decode("utf-8"))
+        table = derive(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
         parser.error(f"{path}: {e}")
-    for name, table in zip(("LATIN_OF", "LATIN_ALIKE"), tables):
-        print(f"{name} = {{" + ", ".join(f"{ascii(k)}: {v!r}" for k, v in table.items()) + "}")
+    print("LATIN_OF = {" + ", ".join(f"{ascii(k)}: {v!r}" for k, v in table.items()) + "}")
     return 0
 
 

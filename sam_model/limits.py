@@ -19,7 +19,6 @@ import numpy as np
 
 from sam_model.io import json_type
 from sam_model.scripts import (
-    LATIN_ALIKE,
     LATIN_OF,
     alike_word,
     all_alike,
@@ -27,7 +26,6 @@ from sam_model.scripts import (
     emoji_joins,
     looks_latin,
     mixed,
-    plain_alike,
     script,
 )
 
@@ -268,16 +266,16 @@ def scope_flaw(value: str) -> Flaw | None:
     and a Cyrillic one, is taken); beside Latin letters, a word wholly of letters that look like Latin ones
     (sam_model.scripts.looks_latin: ``'\u0458.smith'``), though an emoji ZWJ sequence's joiner shows; a form other
     than NFKC (a fullwidth ``'\uff55\uff53\uff45\uff52'`` or mathematical bold ``'\U0001d42e'`` for ``'user'``; an emoji
-    such as '\u203c\ufe0f' is taken: sam_model.scripts.compatibility);
+    such as '\u203c\ufe0f' is taken: sam_model.scripts.compatibility); or
     letters all of other scripts that look like Latin ones (sam_model.scripts.all_alike:
     ``'\u0440\u0430\u0443\u0440\u0430'`` reads 'paypa'), TR39's whole-script confusable, or such a word beside
-    others (``'\u0440\u0430\u0443\u0440\u0430-\u0418\u0432\u0430\u043d'``, like 'paypa-\u0418\u0432\u0430\u043d');
-    or a word of ASCII letters and Latin ones that look like ASCII ones (sam_model.scripts.plain_alike:
-    ``'paypa\u0131'``, a dotless i, reads 'paypai'), which mixes no script.
+    others (``'\u0440\u0430\u0443\u0440\u0430-\u0418\u0432\u0430\u043d'``, like 'paypa-\u0418\u0432\u0430\u043d').
     Why: each made an id that looks like another yet was another scope, so a user whose client normalized
     differently seemed to have lost their memories, and anyone could make an id visibly the same as another's.
     Refused, not normalized: normalizing would move (on a load) or merge (on a call) the scopes of saves already
-    written, which stay reachable as they are (sam_model.storechecks.flawed_scopes)."""
+    written, which stay reachable as they are (sam_model.storechecks.flawed_scopes). A Latin letter that looks like an
+    ASCII one (``'Ayd\u0131n'``, a dotless i) is taken: refusing it cost the names of living languages (Turkish,
+    Icelandic), so that rule was withdrawn on 2026-12-07 (docs/integrations.md)."""
     for i, ch in enumerate(value):
         category = unicodedata.category(ch)
         if category in ("Cc", "Zl", "Zp"):
@@ -332,13 +330,6 @@ def scope_flaw(value: str) -> Flaw | None:
         return Flaw(f"is written wholly in {of} letters that look like Latin ones: it reads as the Latin {reads!r}",
                     "give an id holding a letter that looks like no Latin one, or the Latin id itself: an id of "
                     "look-alikes alone looks like another's Latin id, yet is another scope", "2026-12-07")
-    if (plain := plain_alike(value)) is not None:
-        start, end, at, reads = plain
-        return Flaw(f"writes the word {value[start:end]!r} at position {start} with {value[at]!r} "
-                    f"({unicodedata.name(value[at])}) at position {at}, which looks like the plain "
-                    f"{LATIN_ALIKE[value[at]]!r}: the id reads as {reads!r}, which another may hold",
-                    f"write that word in plain ASCII letters ({reads[start:end]!r}): a Latin letter that looks like an "
-                    "ASCII one makes an id that looks like another's, yet is another scope", "2026-12-07")
     return None
 
 

@@ -59,7 +59,7 @@ def script(ch: str) -> str:
 # LATIN SMALL LETTER CHI: it is drawn as 'x'. Rows added on 2026-12-07, when the table was checked against the
 # file: г (r), σ (o), ց (g), ք (f), գ (q), Տ (S), Ԍ (G), Ϝ (F) ('рарег' read 'paper' and 'ցօօց' 'goog', yet were
 # taken), then Ϳ, Ϻ, ϸ, ᴦ, Ь, Һ, ш, ѡ, Ѵ, ѵ, ҽ, ᲂ, ᲃ, ꙇ, ա, յ, ռ, ւ ('ѡѡѡ' read 'www'); ӏ reads 'l', not 'i'.
-# Of these, Һ, ᲂ, ᲃ and յ (17.0.0: 'ȷ') are rows of 18.0.0 that 17.0.0 lacks, as is Ԛ (Q). Derived, with LATIN_ALIKE, by
+# Of these, Һ, ᲂ, ᲃ and յ (17.0.0: 'ȷ') are rows of 18.0.0 that 17.0.0 lacks, as is Ԛ (Q). Derived by
 # sam_model.confusables
 LATIN_OF = {
     # Cyrillic
@@ -82,27 +82,6 @@ LATIN_OF = {
     "\u0582": "i",
 }
 
-
-# letters of Latin (and one of Common) that look like one ASCII letter or digit, each with it: every non-ASCII letter
-# NFKC keeps whose skeleton in confusables.txt 18.0.0 (read as LATIN_OF's) is one such character, derived by
-# sam_model.confusables (python -m sam_model.confusables PATH prints it; tests/test_scope_latin_alike.py checks it
-# against the file). 'paypa\u0131' (a dotless i) read as 'paypai', and 'ɡoogle' (a script g) as 'google', yet each was
-# another scope: no script is mixed for :func:`mixed` to tell. Left out, as from LATIN_OF: skeletons of two letters
-# (æ 'ae', œ 'oe', ǁ 'll'), one glyph with a join a reader sees. The cost: a word whose only letters other than ASCII
-# ones are of this table is refused, among them Turkish words whose one such letter is ı ('Aydın', 72 of the 1,554
-# Turkish names of Faker's tr_TR lists, none of the 41,207 of its 47 other lists) and Icelandic ones with þ alone
-LATIN_ALIKE = {
-    "\xfe": "p", "\u0131": "i", "\u0184": "b", "\u018d": "g", "\u0192": "f", "\u0196": "l", "\u01a6": "R",
-    "\u01a7": "2", "\u01b7": "3", "\u01bc": "5", "\u01bd": "s", "\u01bf": "p", "\u01c0": "l", "\u021c": "3",
-    "\u0222": "8", "\u0223": "8", "\u0237": "j", "\u024c": "R", "\u0251": "a", "\u0261": "g", "\u0263": "y",
-    "\u0269": "i", "\u026a": "i", "\u026f": "w", "\u0284": "f", "\u028b": "u", "\u028f": "y", "\u1cf5": "X",
-    "\u1d04": "c", "\u1d0f": "o", "\u1d11": "o", "\u1d1c": "u", "\u1d20": "v", "\u1d21": "w", "\u1d22": "z",
-    "\u1d83": "g", "\u1d8c": "y", "\u1e9d": "f", "\u1eff": "y", "\u2c6b": "Z", "\u2c6c": "z", "\ua731": "s",
-    "\ua75a": "2", "\ua76a": "3", "\ua76e": "9", "\ua76f": "9", "\ua781": "l", "\ua798": "F", "\ua799": "f",
-    "\ua79f": "u", "\ua7ab": "3", "\ua7ae": "l", "\ua7b2": "J", "\ua7b3": "X", "\ua7b4": "B", "\ua7fa": "w",
-    "\ua7fe": "l", "\uab32": "e", "\uab35": "f", "\uab3d": "o", "\uab47": "r", "\uab48": "r", "\uab4e": "u",
-    "\uab52": "u", "\uab5a": "y", "\uab64": "a",
-}
 
 def words(value: str) -> list[tuple[int, str]]:
     """The words of ``value`` with their positions: runs of letters, marks and format characters (a joiner within
@@ -189,35 +168,13 @@ def all_alike(value: str) -> str | None:
     the same to the eye yet another scope, was taken for its '\u0418'. A word with a letter that looks like none
     ('\u0418\u0432\u0430\u043d', its '\u0418') reads as no Latin word, and is taken."""
     found = [(at, word) for at, word in words(value) if _alike(word)]
-    return _read_as(value, found, LATIN_OF) if found else None
-
-
-def _read_as(value: str, found: list[tuple[int, str]], table: dict[str, str]) -> str:
-    """``value`` with each letter of the ``found`` words (each with its position) that ``table`` maps written as
-    it maps it: what the id looks like."""
-    reads = list(value)
-    for at, word in found:
-        reads[at:at + len(word)] = [table.get(ch, ch) for ch in word]
-    return "".join(reads)
-
-
-def _plain_alike(word: str) -> bool:
-    """Whether ``word``'s letters are ASCII ones and at least one of :data:`LATIN_ALIKE`'s (marks aside)."""
-    letters = [ch for ch in word if unicodedata.category(ch).startswith("L")]
-    return any(ch in LATIN_ALIKE for ch in letters) and all(ch.isascii() or ch in LATIN_ALIKE for ch in letters)
-
-
-def plain_alike(value: str) -> tuple[int, int, int, str] | None:
-    """(the start and end of the first word of ``value`` written in ASCII letters and Latin letters that look like
-    ASCII ones, the position of its first such letter, and ``value`` as it reads with each such word's look-alikes
-    written as the ASCII they look like), or None: 'paypa\u0131' (a dotless i) reads as 'paypai', another's id. Per
-    word, as :func:`all_alike`: 'paypa\u0131-\u0418\u0432\u0430\u043d' looks like 'paypai-\u0418\u0432\u0430\u043d'."""
-    found = [(at, word) for at, word in words(value) if _plain_alike(word)]
     if not found:
         return None
-    at, word = found[0]
-    first = at + next(i for i, ch in enumerate(word) if ch in LATIN_ALIKE)
-    return at, at + len(word), first, _read_as(value, found, LATIN_ALIKE)
+    reads = list(value)
+    for at, word in found:
+        reads[at:at + len(word)] = [LATIN_OF.get(ch, ch) for ch in word]
+    return "".join(reads)
+
 
 _PRESENTED = regex.compile(r"\p{Emoji_Presentation}")
 
@@ -247,5 +204,5 @@ def compatibility(value: str) -> tuple[int, str] | None:
     return None if first is None else (first, unicodedata.normalize("NFC", "".join(written)))
 
 
-__all__ = ["LATIN_ALIKE", "LATIN_OF", "alike_word", "all_alike", "compatibility", "emoji_joins", "looks_latin",
-           "mixed", "plain_alike", "script", "shown_as_picture", "words"]
+__all__ = ["LATIN_OF", "alike_word", "all_alike", "compatibility", "emoji_joins", "looks_latin", "mixed", "script",
+           "shown_as_picture", "words"]

@@ -75,12 +75,11 @@ def test_missing_scopes_are_refused_never_widened_and_read_no_conversation():
         m.search("pay", all_scopes="false")
 
 
-@pytest.mark.parametrize("other", ["Mia", "mia ", "mia\u2215bot", "mia#0", "mia%2Fbot"])
+@pytest.mark.parametrize("other", ["m\u0131a", "Mia", "mia ", "mia\u2215bot", "mia#0", "mia%2Fbot"])
 def test_look_alike_names_are_other_scopes(other):
-    """A Unicode look-alike (a division slash), case, a trailing space, '#' (the ids' separator) and a
+    """Unicode look-alikes (a dotless i, a division slash), case, a trailing space, '#' (the ids' separator) and a
     URL-encoded slash name other users: nothing of mia's reaches them. (A zero-width space, an NFD form or fullwidth
-    letters, which NFKC changes, and a dotless i are refused: tests/test_scope_lookalikes.py,
-    tests/test_scope_confusables.py, tests/test_scope_latin_alike.py.)"""
+    letters, which NFKC changes, are refused: tests/test_scope_lookalikes.py, tests/test_scope_confusables.py.)"""
     m = memory()
     m.add(PAID, user_id="mia", agent_id="bot")
     mine = m.add("mia's passport number is P1234567", user_id="mia")["results"][0]["id"]

@@ -459,7 +459,7 @@ def _check_labels(op: Op, held: Callable[[tuple[str, ...]], bool] = lambda ns: F
     delete (a put of None) is taken: it stores nothing, and is how an item that a save from before 2026-12-06 holds
     under such a namespace is removed once put again under a printable one (the load warns of it). A listing names
     no namespace to store under. A get or search of a namespace that ``held`` says holds items is taken, as
-    ScopedMemory reads a scope it holds memories under: a save from before a rule ('Aydın', refused since
+    ScopedMemory reads a scope it holds memories under: a save from before a rule ('José' in NFD, refused since
     2026-12-07) was otherwise read only by a search over a shorter prefix, among every other user's items."""
     if isinstance(op, PutOp) and op.value is None:
         return
