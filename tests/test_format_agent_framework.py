@@ -10,11 +10,14 @@ import asyncio
 import copy
 import importlib.util
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from test_formats import agent_framework_messages, agent_framework_session, openai_messages
 
 from sam_model.data.formats import detect, to_chat, tool_marks
+from sam_model.data.formats.files import conversations
 from sam_model.data.transcripts import ImportReport, TranscriptFormatError, iter_transcript_events, main
 
 needs_maf = pytest.mark.skipif(importlib.util.find_spec("agent_framework") is None,
@@ -223,3 +226,50 @@ def test_a_session_whose_every_contents_is_a_string_is_refused_naming_the_field(
     assert "--format" not in said and "reader reads" not in said and not err.value.advice
     assert main([str(path), str(tmp_path / "out.jsonl")]) == 1
     assert "--format" not in capsys.readouterr().err
+
+
+BOTH = Path(__file__).parent / "fixtures" / "agent_framework_both"  # tests/fixtures/agent_framework_both.py wrote it
+
+
+@pytest.mark.parametrize("layout, longer", [
+    ("same", ["ship-1.jsonl", "~session-jvuwcosunfrwwzlufu2de.jsonl"]),  # equal records; the snapshot a prefix
+    ("longer", ["sessions/ship-2.msgpack"]),  # the history a prefix of the snapshot (MessagePack, two subfolders)
+])
+def test_a_session_kept_by_a_store_and_an_audit_trail_is_read_once(tmp_path, layout, longer):
+    """An app whose FileSessionStore saves the agent's in-memory history beside a FileHistoryProvider's audit trail
+    (load_messages=False) keeps each session twice, as the real package wrote the fixture: the folder was refused,
+    "duplicate conversation id". Each session is read once, as its longer record reads alone."""
+    folder = tmp_path / layout
+    shutil.copytree(BOTH / layout, folder)
+    report = ImportReport()
+    events = list(iter_transcript_events(folder, report=report))
+    alone = [e for name in longer for e in iter_transcript_events(folder / name)]
+    assert report.formats == {"agent-framework": len(longer)}
+    assert sorted(events, key=json.dumps) == sorted(alone, key=json.dumps)
+
+
+def test_a_session_kept_twice_differently_is_refused_naming_both_files(tmp_path, capsys):
+    """The app restarted without its store: a new session took the id whose audit file holds the old one's run too.
+    Neither record is the session: refused naming both files and the first message where they differ."""
+    folder = tmp_path / "differ"
+    shutil.copytree(BOTH / "differ", folder)
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(folder))
+    said = str(err.value)
+    assert said.startswith(f"{folder / 'ship-3.json'}: session 'ship-3' is kept twice, differently: its message 0")
+    assert str(folder / "ship-3.jsonl") in said and "\n" not in said
+    assert main([str(folder), str(tmp_path / "out.jsonl")]) == 1
+    assert "kept twice" in capsys.readouterr().err
+
+
+def test_the_snapshots_instructions_stay_with_the_session_read_from_its_history(tmp_path):
+    """A session.to_dict() dump with the agent's instructions beside its history file: the session is read once and
+    keeps the policy only the dump holds, whichever record is read."""
+    snapshot = json.loads((BOTH / "same" / "ship-1.json").read_text())
+    for cut in (None, 2):  # as long as the history, then shorter (the history's messages read)
+        messages = snapshot["state"]["in_memory"]["messages"]
+        session = {**snapshot, "state": {"in_memory": {"messages": messages[:cut]}}, "instructions": "Desk rules."}
+        (tmp_path / "ship-1.json").write_text(json.dumps(session))
+        shutil.copy(BOTH / "same" / "ship-1.jsonl", tmp_path)
+        [conv] = conversations(tmp_path)
+        assert conv.policy == "Desk rules." and len(conv.messages) == len(messages)

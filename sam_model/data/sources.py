@@ -784,7 +784,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 236: a Langfuse generation's Anthropic messages are read as the anthropic reader reads them: tool_use and
 # tool_result blocks as calls and results (counted as parts not read, every call lost), a request's system beside its
 # messages as the policy (dropped). Every other trace, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 236
+# 237: a folder holding an Agent Framework session both as a snapshot with messages (a FileSessionStore's, a
+# session.to_dict() dump) and as a FileHistoryProvider's file reads it once, the longer record where one's messages
+# begin the other's (it was refused, "duplicate conversation id"); differing records are refused naming both. Every
+# other folder, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 237
 
 
 @dataclass(frozen=True)

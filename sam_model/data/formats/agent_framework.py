@@ -89,8 +89,25 @@ def kept_in(session: Any, stems: Set[str]) -> bool:
     if not is_session(session) or not isinstance(sid := session["session_id"], str) or any(
             isinstance(v, Mapping) and isinstance(v.get("messages"), list) for v in session["state"].values()):
         return False
-    return not stems.isdisjoint({sid, ENCODED + base64.b32encode(sid.encode()).decode().rstrip("=").lower(),
-                                 ENCODED + DIGEST + hashlib.sha256(sid.encode()).hexdigest()})
+    return not stems.isdisjoint(stems_of(sid))
+
+
+def stems_of(session_id: str) -> set[str]:
+    """The file names (without extension) a FileHistoryProvider or FileSessionStore may give ``session_id``'s file:
+    the id itself, its encoding, or its digest (:func:`session_of_file`)."""
+    return {session_id, ENCODED + base64.b32encode(session_id.encode()).decode().rstrip("=").lower(),
+            ENCODED + DIGEST + hashlib.sha256(session_id.encode()).hexdigest()}
+
+
+def diverges(first: list[Any], second: list[Any]) -> int | None:
+    """The first message where two records of one session differ, None where one's messages begin the other's (or
+    are all of them). An app keeping a session in a FileSessionStore (its in-memory history) and a
+    FileHistoryProvider (an audit trail) writes each message alike to both, one record saved a turn behind the
+    other at most; messages compared as written, keys in any order (the two writers order them apart)."""
+    for n, (a, b) in enumerate(zip(first, second)):
+        if a != b:
+            return n
+    return None
 
 
 def packed(raw: bytes, where: str) -> Iterator[tuple[Any, str]]:

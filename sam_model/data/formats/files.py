@@ -741,6 +741,60 @@ def _message_lines(p: Path, docs: list[tuple[Any, str]]) -> Item:
     return Conversation(episode_id_of(name), [doc for doc, _ in docs], str(p), episode_id_of(name), "agent-framework")
 
 
+def _maf_folder(histories: list[Path], snapshots: list[Path], seen: dict[str, str], format: str | None,
+                on_file: Callable[[Path], None] | None) -> Iterator[Item]:
+    """A folder's Agent Framework sessions: FileHistoryProvider files (:func:`_message_lines`), then session
+    snapshots (a FileSessionStore's, session.to_dict() dumps). A session kept in both, an app's in-memory history
+    saved by its store beside an audit trail's file, is read once: the longer record where one's messages begin the
+    other's (:func:`agent_framework.diverges`; the snapshot's instructions kept), else refused naming both files and
+    the first message where they differ (it was "duplicate conversation id", read from whichever came first under
+    --skip-bad). A snapshot without messages whose history file the folder holds is read from that file
+    (:func:`agent_framework.kept_in`). Snapshots are read twice where history files are beside them: first for the
+    sessions both keep (held until their history file is read), then in order."""
+    stems = {_maf_stem(q) for q in histories}
+    held: dict[str, Conversation] = {}  # a history file's stem: the snapshot of its session
+    for q in snapshots if stems else ():
+        for doc, where in documents(q):
+            if (agent_framework.is_session(doc) and isinstance(sid := doc["session_id"], str)
+                    and not agent_framework.kept_in(doc, stems)
+                    and isinstance(conv := _item(doc, where, {}, format, "", "", alone=True), Conversation)):
+                stem = next(iter(sorted(agent_framework.stems_of(sid) & stems)), None)
+                if stem is not None and stem not in held:
+                    held[stem] = conv
+    merged: set[str] = set()  # the snapshots read with their history file
+    for q in histories:
+        item = _message_lines(q, list(documents(q)))
+        if isinstance(item, Conversation) and (snapshot := held.get(_maf_stem(q))) is not None:
+            merged.add(snapshot.where)
+            item = _one_session(item, snapshot)
+        yield from _unique(iter([item]), seen)
+        if on_file is not None:
+            on_file(q)
+    for q in snapshots:
+        for doc, where in documents(q):
+            if isinstance(doc, TranscriptFormatError):  # a packed snapshot that does not decode
+                yield doc
+            elif where not in merged and not agent_framework.kept_in(doc, stems):
+                yield _item(doc, where, seen, format, "", "", alone=True)
+        if on_file is not None:
+            on_file(q)
+
+
+def _one_session(history: Conversation, snapshot: Conversation) -> Item:
+    """A session's FileHistoryProvider file and its snapshot read as one conversation: the longer record (the
+    history's where they are as long), with the snapshot's instructions; differing records refused, naming both."""
+    n = agent_framework.diverges(history.messages, snapshot.messages)
+    if n is None:
+        longer = snapshot if len(snapshot.messages) > len(history.messages) else history
+        return dataclasses.replace(longer, policy=snapshot.policy or longer.policy)
+    return TranscriptFormatError(snapshot.where, (
+        f"session {history.episode_id!r} is kept twice, differently: its message {n} here differs from its message "
+        f"{n} in its FileHistoryProvider's file {history.where} (a file of the same session id holding another "
+        "history: the app restarted without its session store, or the provider added or set apart later?); neither "
+        "is read: give the folder without the record the agent does not load its history from (a provider of "
+        "load_messages=False keeps an audit trail)"))
+
+
 def _maf_stem(p: Path) -> str:
     """An Agent Framework store's file name without its extension (.jsonl, .msgpack): the session's id, encoded."""
     return _stem(p).removesuffix(".jsonl").removesuffix(agent_framework.PACKED)
@@ -931,6 +985,7 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
     _check_forced(folder, found, format)
+    maf_read = False
     for kind, paths in found.items():
         if kind == "sessions":  # a session store: a conversation's messages or events, one file each
             yield from _unique(sessions.conversations(paths, documents, episode_id_of, on_file), seen)
@@ -976,23 +1031,20 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                 yield from _unique(_saved(q, list(documents(q)), name, docs), seen)
                 if on_file is not None:
                     on_file(q)
-        elif kind in ("adk", "adk-db", "agents-db", "agent-framework"):  # a session's dump a file (its sessions a line each, or a database of them),
-            # named by its user, app and id; an Agent Framework session whose FileHistoryProvider's file the folder
-            # holds is read from that file
-            stems = {_maf_stem(q) for q in found.get(MAF_HISTORY, ())}
-            for q in paths:
+        elif kind in ("adk", "adk-db", "agents-db"):  # a session's dump a file (its sessions a line each, or a
+            for q in paths:  # database of them), named by its user, app and id
                 for doc, where in documents(q):
-                    if isinstance(doc, TranscriptFormatError):  # a packed snapshot that does not decode
+                    if isinstance(doc, TranscriptFormatError):
                         yield doc
-                    elif not (kind == "agent-framework" and agent_framework.kept_in(doc, stems)):
+                    else:
                         yield _item(doc, where, seen, format, "", "", alone=True)
                 if on_file is not None:
                     on_file(q)
-        elif kind == MAF_HISTORY:  # a FileHistoryProvider's file each: a session's messages, named by the file
-            for q in paths:
-                yield from _unique(iter([_message_lines(q, list(documents(q)))]), seen)
-                if on_file is not None:
-                    on_file(q)
+        elif kind in ("agent-framework", MAF_HISTORY):  # the snapshots and history files together, once
+            if not maf_read:
+                yield from _maf_folder(found.get(MAF_HISTORY, []), found.get("agent-framework", []), seen, format,
+                                       on_file)
+            maf_read = True
         elif kind == "gemini-cli":  # a session file each
             for q in paths:
                 yield from _unique(gemini_cli.conversations([q], documents, episode_id_of), seen)
