@@ -281,6 +281,46 @@ def test_a_binding_edited_in_any_way_names_no_user_and_never_crashes(edit):
         assert "\n" not in str(err.value) and sam.bound_user(restored) is None
 
 
+def test_a_bind_refusal_shows_an_edited_user_shortened():
+    """A client's edit naming another user in the binding: bind's refusal repeated the user its state names whole,
+    so a megabyte put there was a megabyte one-line error (in the app's logs, its HTTP reply). Shown as limits shows
+    a value, cut with "..."."""
+    sam = SAMContextProvider(ScopedMemory(HashingEncoder(16)), agent_id="desk", secret="the app's key")
+    saved = sam.create_session(_agent(ScriptedClient([]), sam), "mia", session_id="s-1").to_dict()
+    saved["state"][sam.source_id]["user_id"] = "ben" * 400_000
+    with pytest.raises(ValueError, match="'s; a session's user is fixed") as err:
+        sam.bind(AgentSession.from_dict(saved), "mia")
+    said = str(err.value)
+    assert len(said) < 300 and "'benben" in said and "...'s;" in said and "\n" not in said, said[:400]
+
+
+@pytest.mark.parametrize("real", ["newest", "under the junk"])
+def test_a_binding_of_a_million_junk_seals_looks_at_the_newest_it_keeps(monkeypatch, real):
+    """An edited state's seal list of a million junk seals: every run compared each with its own seal. Only the
+    newest SEALS (as many as a binding keeps) are looked at, and the run drops the rest; a seal under the junk holds
+    no more, and the app binds the session again, to its user."""
+    import hmac
+
+    from sam_model.integrations.agent_framework import SEALS
+
+    sam = SAMContextProvider(ScopedMemory(HashingEncoder(16)), agent_id="desk", secret="the app's key")
+    saved = sam.create_session(_agent(ScriptedClient([]), sam), "mia", session_id="s-1").to_dict()
+    seal, junk = saved["state"][sam.source_id]["seal"], ["0" * 64] * 1_000_000
+    saved["state"][sam.source_id]["seal"] = [*junk, seal] if real == "newest" else [seal, *junk]
+    session = AgentSession.from_dict(saved)
+    compared, compare = [], hmac.compare_digest
+    monkeypatch.setattr(hmac, "compare_digest", lambda a, b: compared.append(1) or compare(a, b))
+    if real == "newest":
+        assert sam.scopes(session)["user_id"] == "mia"
+    else:
+        with pytest.raises(ValueError, match="has no user"):
+            sam.scopes(session)
+        sam.bind(session, "mia")
+        assert sam.scopes(session)["user_id"] == "mia"
+    assert len(compared) <= 4 * SEALS, len(compared)
+    assert len(session.state[sam.source_id]["seal"]) <= SEALS
+
+
 def test_a_seal_copied_from_another_session_or_user_does_not_hold():
     """The seal covers the session's id and its user: one copied from another session of the same user, or one of
     the same session id made for another user (another app instance's session of that id), binds no one."""

@@ -57,7 +57,7 @@ from typing import Any
 from sam_model.data.formats.recalls import is_frame
 from sam_model.integrations.fitting import fitted_text
 from sam_model.integrations.scopes import HEAD, fixed_scopes, framed, listed, user_filter
-from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope
+from sam_model.limits import MAX_TEXT_CHARS, _show, check_k, check_scope
 from sam_model.memory import ScopedMemory
 
 SOURCE = "sam_memory"  # the provider's source_id: its context message's attribution, its state's key (the binding)
@@ -197,14 +197,14 @@ class SAMContextProvider:
             if held in (None, user_id) and self.user_id is None and self.bound_user(session) is None:
                 slot = self._slot(session)
                 seals = slot.get(SEAL) if held is not None else None
-                seals = [seals] if isinstance(seals, str) else [x for x in seals if isinstance(x, str)] \
+                seals = [seals] if isinstance(seals, str) else [x for x in seals[-SEALS:] if isinstance(x, str)] \
                     if isinstance(seals, list) else []
                 mine = self._seal(session.session_id, user_id)
                 slot.update({USER: user_id, SEAL: mine if not seals else [*seals, mine][-SEALS:]})
                 held = user_id
-        if held != user_id:
-            raise ValueError(f"SAMContextProvider.bind: session {session.session_id!r} is user {held!r}'s; a "
-                             "session's user is fixed: make a new session for another user")
+        if held != user_id:  # the user and id shortened as limits shows a value: an edited state's may be megabytes
+            raise ValueError(f"SAMContextProvider.bind: session {_show(session.session_id)} is user {_show(held)}'s; "
+                             "a session's user is fixed: make a new session for another user")
 
     def named_user(self, session: Any) -> str | None:
         """The user ``session``'s state names, its seal held or not: a binding of another provider's secret (or of
@@ -218,11 +218,13 @@ class SAMContextProvider:
         slot = session.state.get(self.source_id)
         if not isinstance(slot, dict) or not isinstance(user := slot.get(USER), str):
             return None
-        seals = slot.get(SEAL) if isinstance(slot.get(SEAL), list) else [slot.get(SEAL)]  # one seal, or a secret's each
+        # one seal, or a secret's each: the newest SEALS alone, as many as a binding keeps (an edited state's list
+        # of a million junk seals was looked through at every run); a seal not of a seal's length holds none
+        seals = slot.get(SEAL)[-SEALS:] if isinstance(slot.get(SEAL), list) else [slot.get(SEAL)]
         mine = self._seal(session.session_id, user).encode()
         # bytes, not str: compare_digest refuses a str of non-ASCII characters (a client's seal of "é" failed the run)
         held = any(hmac.compare_digest(seal.encode("utf-8", "surrogatepass"), mine) for seal in seals
-                   if isinstance(seal, str))
+                   if isinstance(seal, str) and len(seal) == len(mine))
         return user if held else None
 
     def _used(self, session: Any) -> str | None:
@@ -233,8 +235,9 @@ class SAMContextProvider:
         with _BINDING:
             user = self.bound_user(session)
             seals = session.state[self.source_id][SEAL] if user is not None else None
-            if isinstance(seals, list) and seals[-1:] != [mine := self._seal(session.session_id, user)]:
-                seals[:] = [*(x for x in seals if x != mine), mine]  # held (bound_user): one of them is mine
+            if isinstance(seals, list) and (seals[-1:] != [mine := self._seal(session.session_id, user)]
+                                            or len(seals) > SEALS):  # the junk past the newest SEALS dropped
+                seals[:] = [*(x for x in seals[-SEALS:] if x != mine), mine][-SEALS:]  # held: one of them is mine
         return user
 
     def _seal(self, session_id: str, user_id: str) -> str:
