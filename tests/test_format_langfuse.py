@@ -395,3 +395,31 @@ def test_langchains_invalid_tool_calls_are_counted_not_dropped_unsaid(tmp_path):
     report = ImportReport()
     list(iter_transcript_events(path, report=report))
     assert report.ignored["LangChain invalid_tool_calls"] == 1
+
+
+def test_a_trace_whose_observations_name_another_session_is_read_in_its_own(tmp_path, caplog):
+    """A trace's own sessionId places it, whatever its observations say, and the other session is named in a
+    warning: the observation's first seen won, the trace's turns moved to a session not its own without a word."""
+    session = example_session()
+    session[0]["observations"][0]["sessionId"] = "s-other"
+    with caplog.at_level(logging.WARNING):
+        assert events(write_lines(tmp_path / "s.jsonl", session)) == openai_events(tmp_path)
+    said = [r.getMessage() for r in caplog.records if "sessions (" in r.getMessage()]
+    assert len(said) == 1 and "trace t-1: its observations name 2 sessions (conv-1, s-other): it is read whole in " \
+        "session conv-1 (the trace's own sessionId)" in said[0]
+
+
+def test_v2_observations_of_one_trace_naming_two_sessions_are_said_read_in_the_first(tmp_path, caplog):
+    """v2 observations carry no trace's sessionId: one trace's naming two is read whole in the first seen, and a
+    warning names the trace and both (the first won without a word, the other session missing the trace's turns)."""
+    page = fixture()["v2_page"]
+    for n, o in enumerate(page["data"]):
+        o["sessionId"] = "s-1" if n < 3 else "s-2"
+    path = tmp_path / "page.json"
+    path.write_text(json.dumps(page))
+    with caplog.at_level(logging.WARNING):
+        read = events(path, "s-1")
+    assert any(e["kind"] == "result" and "QX7Z9A" in e["text"] for e in read)
+    said = [r.getMessage() for r in caplog.records if "sessions (" in r.getMessage()]
+    assert len(said) == 1 and "page.json: trace t-lc: its observations name 2 sessions (s-1, s-2): it is read " \
+        "whole in session s-1 (the first named); the other session's conversation misses its turns" in said[0]

@@ -788,7 +788,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # session.to_dict() dump) and as a FileHistoryProvider's file reads it once, the longer record where one's messages
 # begin the other's (it was refused, "duplicate conversation id"); differing records are refused naming both. Every
 # other folder, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 237
+# 238: a Langfuse trace whose observations name a session other than the trace's own sessionId is read in the
+# trace's own (it was read in the first one its observations named); several named are said in a warning. Every
+# other trace, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 238
 
 
 @dataclass(frozen=True)

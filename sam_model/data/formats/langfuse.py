@@ -316,24 +316,29 @@ def _answered(conv: list[Any], answers: Mapping[str, Mapping[str, Any]], origin:
 def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
     """The conversations of Langfuse documents (``(doc, where)`` pairs): one per ``sessionId``, its traces in time
     order, else one per trace. A trace is in the session any of its observations names (a v2 observation carries the
-    sessionId it was created with: one started before the app set it has none, yet is of the session's trace)."""
+    sessionId it was created with: one started before the app set it has none, yet is of the session's trace); where
+    they name several, in the trace's own ``sessionId``, else the first seen, said in a warning (a trace is read
+    whole in one conversation: the others miss its turns)."""
     traces: dict[str, list[Mapping[str, Any]]] = {}
-    sessions: dict[str, str] = {}
+    named: dict[str, dict[str, bool]] = {}  # trace -> the sessions named, first seen first -> whether the trace's own
     unfit: dict[str, TranscriptFormatError] = {}  # by trace
     refused = False  # a document refused: said already, not again as "no GENERATION observation"
     for doc, where in docs:
-        for obs, session, w in _observations(doc, where):
+        for obs, own, session, w in _observations(doc, where):
             if isinstance(obs, TranscriptFormatError):
                 refused = True
                 yield obs
                 continue
             trace = str(obs.get("traceId"))
             traces.setdefault(trace, []).append(obs)
-            if session:
-                sessions.setdefault(trace, session)
+            for name, is_own in ((own, True), (session, False)):
+                if name:
+                    names = named.setdefault(trace, {})
+                    names[name] = names.get(name, False) or is_own
             if not isinstance(obs.get("startTime"), str):
                 unfit.setdefault(trace, TranscriptFormatError(_where(obs, w), f"startTime is "
                                  f"{json_type(obs.get('startTime'))}, expected an ISO 8601 time as the API returns it"))
+    sessions = {trace: _session(trace, names, path) for trace, names in named.items()}
     groups: dict[str, list[Mapping[str, Any]]] = {}
     bad: dict[str, TranscriptFormatError] = {}
     for trace, observations in traces.items():
@@ -359,8 +364,20 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                                           "a Langfuse integration (OpenAI, LangChain), or " + FETCH)
 
 
-def _observations(doc: Any, where: str) -> Iterator[tuple[Any, str, str]]:
-    """(observation or its error, its session id, where) of one document."""
+def _session(trace: str, names: Mapping[str, bool], path: str) -> str:
+    """The session a trace is read in, of those it and its observations name: the trace's own ``sessionId``, else
+    the first an observation names; more than one said in a warning (its turns are missing from the others)."""
+    chosen = next((n for n, own in names.items() if own), next(iter(names)))
+    if len(names) > 1:
+        log.warning("%s: trace %s: its observations name %d sessions (%s): it is read whole in session %s (%s); the "
+                    "other session%s conversation misses its turns", path, trace[:80], len(names),
+                    ", ".join(n[:80] for n in names), chosen[:80], "the trace's own sessionId" if names[chosen] else
+                    "the first named", "s'" if len(names) > 2 else "'s")
+    return chosen
+
+
+def _observations(doc: Any, where: str) -> Iterator[tuple[Any, str, str, str]]:
+    """(observation or its error, its trace's own session id, the observation's, where) of one document."""
     if isinstance(doc, list):
         for n, item in enumerate(doc):
             yield from _observations(item, f"{where}: item {n}")
@@ -372,16 +389,16 @@ def _observations(doc: Any, where: str) -> Iterator[tuple[Any, str, str]]:
         for n, obs in enumerate(doc["observations"]):
             if isinstance(obs, str):
                 yield TranscriptFormatError(f"{where}, trace {str(trace.get('id'))[:80]}", "its observations are "
-                                            "ids only (what GET /api/public/traces lists): " + FETCH), "", where
+                                            "ids only (what GET /api/public/traces lists): " + FETCH), "", "", where
                 return
             if not isinstance(obs, Mapping):
                 yield TranscriptFormatError(f"{where}, trace {str(trace.get('id'))[:80]}, observation {n}",
-                                            f"an observation must be an object, got {json_type(obs)}"), "", where
+                                            f"an observation must be an object, got {json_type(obs)}"), "", "", where
                 return
-            yield {**obs, "traceId": obs.get("traceId") or trace.get("id")}, str(
-                obs.get("sessionId") or trace.get("sessionId") or ""), where
+            yield {**obs, "traceId": obs.get("traceId") or trace.get("id")}, str(trace.get("sessionId") or ""), str(
+                obs.get("sessionId") or ""), where
     elif is_observation(doc):
-        yield doc, str(doc.get("sessionId") or ""), where
+        yield doc, "", str(doc.get("sessionId") or ""), where
     else:
         yield TranscriptFormatError(where, f"expected a Langfuse trace {{\"id\", \"timestamp\", \"observations\"}}, "
-                                           f"a page {{\"data\", \"meta\"}} or an observation, got {_shape(doc)}"), "", where
+                                           f"a page {{\"data\", \"meta\"}} or an observation, got {_shape(doc)}"), "", "", where
