@@ -404,3 +404,36 @@ def test_a_hidden_text_is_refused_on_dual_written_spans_too(tmp_path):
         events(path)
     assert "llm.input_messages.1.message.content is __REDACTED__" in str(err.value)
     assert "OPENINFERENCE_HIDE_INPUT_TEXT" in str(err.value) and "\n" not in str(err.value)
+
+
+def _completion_span(sid: str, t: int, session: str, trace: str = "5b8aa5a2d2c872e8321cf37308d69df2") -> dict:
+    """A completions API call as openinference-instrumentation-openai writes it (_request_attributes_extractor's
+    llm.prompts.N.prompt.text, _response_attributes_extractor's llm.choices.N.completion.text): no messages."""
+    return {"traceId": trace, "spanId": sid, "name": "Completion", "kind": 1, "startTimeUnixNano": str(t),
+            "endTimeUnixNano": str(t + 5), "status": {"code": 1}, "attributes": [
+                attr("openinference.span.kind", "LLM"), attr("session.id", session),
+                attr("llm.model_name", "gpt-3.5-turbo-instruct"), attr("llm.prompts.0.prompt.text", "Summarize:"),
+                attr("llm.choices.0.completion.text", "The order shipped.")]}
+
+
+def test_completion_spans_beside_chat_spans_are_counted_and_named_not_passed_over(caplog):
+    """Spans of a completion model (llm.prompts, no llm.input_messages) beside a conversation's chat spans, and a
+    session of them alone beside it, were passed over without a word: each conversation's are counted and the first
+    named in a warning, as the GenAI path names spans of gen_ai.prompt.* attributes; the chat spans read as before."""
+    import logging
+
+    plain = read(openinference_spans(openai_messages()))
+    doc = openinference_spans(openai_messages())
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"] += [
+        _completion_span("c1", 1500, "conv-1"), _completion_span("c2", 1600, "conv-1"),
+        _completion_span("c3", 1700, "other", "77")]
+    with caplog.at_level(logging.WARNING):
+        got = read(doc)
+    assert [(c.episode_id, c.messages) for c in got] == [(c.episode_id, c.messages) for c in plain]
+    said = [r.getMessage() for r in caplog.records if "llm.prompts" in r.getMessage()]
+    assert len(said) == 2
+    assert "2 spans of conversation conv-1 (the first: spans.json, span c1) carry llm.prompts.* / llm.choices.* " \
+        "attributes and no llm.input_messages: not read (OpenInference's record of a completions API call" in said[0]
+    assert "only what a later call's llm.input_messages repeats of such a turn is read" in said[0]
+    assert "1 span of conversation other (the first: spans.json, span c3) carries llm.prompts.*" in said[1] \
+        and "not read at all" in said[1]

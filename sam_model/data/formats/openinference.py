@@ -36,6 +36,7 @@ from sam_model.io import json_type
 KIND = "openinference.span.kind"
 SESSION = "session.id"
 INPUT, OUTPUT = "llm.input_messages", "llm.output_messages"
+PROMPTS, CHOICES = "llm.prompts", "llm.choices"  # a completions API's texts (llm.prompts.N.prompt.text): no messages
 REDACTED = "__REDACTED__"  # what a TraceConfig that hides a text writes in its place
 TOOL_IDS = ("tool.id", "tool_call.id")  # a TOOL span's call: the instrumentation's dual write reads them so
 OPERATIONS = {"LLM": "chat", "TOOL": "execute_tool", "AGENT": "invoke_agent"}  # its span kinds the reader uses
@@ -49,6 +50,12 @@ class Unreadable(ValueError):
 
 def is_openinference(attrs: Mapping[str, Any]) -> bool:
     return KIND in attrs or any(k.startswith((f"{INPUT}.", f"{OUTPUT}.")) for k in attrs)
+
+
+def completion(attrs: Mapping[str, Any]) -> bool:
+    """Whether a span records a completions API call (a completion model's prompt and choices, texts with no roles):
+    no messages to read, so the reader names it in a warning rather than passing it over."""
+    return any(k in (PROMPTS, CHOICES) or k.startswith((f"{PROMPTS}.", f"{CHOICES}.")) for k in attrs)
 
 
 def as_genai(attrs: dict[str, Any]) -> dict[str, Any]:

@@ -354,18 +354,26 @@ def _conversation_of(trace: str, span: str, wraps: bool, ancestry: _Ancestry,
     return next(iter(ids)) if (lost or wraps) and len(ids) == 1 else trace or "trace"
 
 
-def _legacy_warning(path: str, key: str, n: int, first: str, alone: bool) -> None:
-    """Say that ``n`` spans of conversation ``key`` (``first`` the first) carry only vendors' ``gen_ai.prompt.*`` /
-    ``gen_ai.completion.*`` attributes, which are not read: beside spans of messages in the conversation (only what
-    a later call's input repeats of their turns is read), or ``alone``, the whole conversation so recorded, in a
-    file whose other conversations are read (it had been dropped without a word: only a file of nothing but such
-    spans was refused)."""
-    log.warning("%s: %d span%s of conversation %s (the first: %s) carr%s gen_ai.prompt.* / gen_ai.completion.* "
-                "attributes and no %s: not read (vendors' attributes, no schema's); %s; record content as semantic "
-                "conventions v1.37+ do in every instrumentation", path, n, "s" if n > 1 else "", key, first,
-                "y" if n > 1 else "ies", INPUT,
+UNREAD = {  # the attributes of a model call that carry no messages: (what, which messages not, why, what to do)
+    "gen_ai": ("gen_ai.prompt.* / gen_ai.completion.*", INPUT, "vendors' attributes, no schema's",
+               "record content as semantic conventions v1.37+ do in every instrumentation"),
+    "llm": (f"{openinference.PROMPTS}.* / {openinference.CHOICES}.*", openinference.INPUT,
+            "OpenInference's record of a completions API call: a prompt's text, no chat messages",
+            "call the model through its chat API for its turns to be read"),
+}
+
+
+def _legacy_warning(path: str, key: str, n: int, first: str, alone: bool, family: str = "gen_ai") -> None:
+    """Say that ``n`` spans of conversation ``key`` (``first`` the first) carry only attributes of the ``family``
+    (:data:`UNREAD`) read not: vendors' ``gen_ai.prompt.*``, OpenInference's ``llm.prompts.*``; beside spans of
+    messages in the conversation (only what a later call's input repeats of their turns is read), or ``alone``, the
+    whole conversation so recorded, in a file whose other conversations are read (it had been dropped without a
+    word: only a file of nothing but such spans was refused)."""
+    what, messages, why, do = UNREAD[family]
+    log.warning("%s: %d span%s of conversation %s (the first: %s) carr%s %s attributes and no %s: not read (%s); %s; "
+                "%s", path, n, "s" if n > 1 else "", key, first, "y" if n > 1 else "ies", what, messages, why,
                 "no span of the conversation carries messages, so it is not read at all" if alone else
-                f"only what a later call's {INPUT} repeats of such a turn is read")
+                f"only what a later call's {messages} repeats of such a turn is read", do)
 
 
 def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
@@ -387,7 +395,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     wrappers: set[tuple[str, str]] = set()  # (trace, span) of the spans around model calls (AGENT_OPERATIONS)
     malformed: list[tuple[str, str, dict[str, Any], TranscriptFormatError]] = []  # spans whose attributes were read
     failed: dict[str, set[str]] = {}  # trace (or "conversation ID") -> the ids of its tool calls that failed
-    old_style: list[tuple[str, str, dict[str, Any], str]] = []  # spans of gen_ai.prompt.* attributes and no messages
+    old_style: list[tuple[str, str, dict[str, Any], str, str]] = []  # spans of attributes read not (UNREAD), no
+    # messages: (trace, span, attributes, where, family)
     by_session: set[tuple[str, str]] = set()  # (trace, span) whose conversation id is OpenInference's session.id
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
@@ -445,9 +454,13 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                 failed.setdefault(f"conversation {attrs[CONVERSATION]}", set()).add(call)
         legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
         seen.update(f"gen_ai.{k}.* attributes" for k in legacy)
+        completion = openinference.completion(attrs)  # a completion model's prompt, no messages
+        if completion:
+            seen[f"{openinference.PROMPTS}.* attributes"] += 1
         if INPUT not in attrs and OUTPUT not in attrs:
-            if legacy:  # said of its conversation (_legacy_warning)
-                old_style.append((trace, sid, attrs, f"{where}, span {span.get('spanId', n)}"))
+            if legacy or completion:  # said of its conversation (_legacy_warning)
+                old_style.append((trace, sid, attrs, f"{where}, span {span.get('spanId', n)}",
+                                  "gen_ai" if legacy else "llm"))
             continue
         held.append((trace, sid, (start, n, attrs, f"{where}, span {span.get('spanId', n)}")))
     agents |= _runs_without_operation(unnamed_runs, named, parents)
@@ -461,12 +474,12 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             return f"{trace}/{agent}"
         return str(attrs.get(CONVERSATION) or _conversation_of(
             trace, sid, attrs.get("gen_ai.operation.name") in AGENT_OPERATIONS, ancestry, trace_ids))
-    unread: Counter = Counter()  # conversation -> its spans of gen_ai.prompt.* attributes alone
-    first_unread: dict[str, str] = {}
-    for trace, sid, attrs, where in old_style:
+    unread: Counter = Counter()  # (conversation, family) -> its spans of attributes read not (UNREAD) alone
+    first_unread: dict[tuple[str, str], str] = {}
+    for trace, sid, attrs, where, family in old_style:
         key = key_of(trace, sid, attrs)
-        unread[key] += 1
-        first_unread.setdefault(key, where)
+        unread[(key, family)] += 1
+        first_unread.setdefault((key, family), where)
     for trace, sid, attrs, err in malformed:
         bad_keys.setdefault(key_of(trace, sid, attrs), err)
     for trace, sid, item in held:  # grouped once every span was seen: an ancestor's id may come later in the file
@@ -511,12 +524,14 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         except TranscriptFormatError as err:
             yield err
             continue
-        if unread[key]:
-            _legacy_warning(path, key, unread[key], first_unread[key], alone=False)
+        for family in UNREAD:
+            if unread[(key, family)]:
+                _legacy_warning(path, key, unread[(key, family)], first_unread[(key, family)], False, family)
         calls = set().union(failed.get(f"conversation {key}", set()), *(failed.get(t, set()) for t in traces[key]))
         yield Conversation(id_of(key), conv, w, key, "otel", "\n".join(policy), frozenset(calls))
-    for key in unread.keys() - groups.keys() if groups else ():  # none read: the file's error says so
-        _legacy_warning(path, key, unread[key], first_unread[key], alone=True)
+    for key, family in sorted(unread) if groups else ():  # none read: the file's error says so
+        if key not in groups:
+            _legacy_warning(path, key, unread[(key, family)], first_unread[(key, family)], True, family)
     yield from [*bad_keys.values(), *bad.values()]  # malformed spans no conversation took: each said once
     if not groups:
         saw = ", ".join(f"{k} {v}" for k, v in seen.most_common()) or "no spans"
@@ -526,5 +541,6 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                                           "gen_ai_latest_experimental and OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_"
                                           "CONTENT=SPAN_ONLY; OpenInference's llm.input_messages.N.*, with the "
                                           "OPENINFERENCE_HIDE_* settings of messages unset); gen_ai.prompt.*/"
-                                          "gen_ai.completion.* are not read")
+                                          "gen_ai.completion.* are not read, nor are a completions API's "
+                                          "llm.prompts.*")
 
