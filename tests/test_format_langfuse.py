@@ -423,3 +423,16 @@ def test_v2_observations_of_one_trace_naming_two_sessions_are_said_read_in_the_f
     said = [r.getMessage() for r in caplog.records if "sessions (" in r.getMessage()]
     assert len(said) == 1 and "page.json: trace t-lc: its observations name 2 sessions (s-1, s-2): it is read " \
         "whole in session s-1 (the first named); the other session's conversation misses its turns" in said[0]
+
+
+def test_a_tool_observation_whose_input_is_the_one_arguments_value_pairs_with_its_call():
+    """A tool run recorded with its one argument's value as its input (as OpenInference's LangChain tracer writes
+    a one-key input; the pairing both trace readers share, history.ran) answers the call of that value: it was not
+    paired, the error flag of ann's lookup lost."""
+    trace = parallel_trace("bob", "ann")
+    for o in trace[1:]:
+        o["input"] = o["id"].removeprefix("o-")
+    chat = langfuse.to_chat(trace, "t.json: trace t-1")
+    results = {m["tool_call_id"]: m for m in chat.messages if m["role"] == "tool"}
+    assert results["c-ann"]["content"] == "no such user" and results["c-ann"].get("is_error") is True
+    assert results["c-bob"]["content"] == "bob's record" and "is_error" not in results["c-bob"]

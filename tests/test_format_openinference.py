@@ -437,3 +437,74 @@ def test_completion_spans_beside_chat_spans_are_counted_and_named_not_passed_ove
     assert "only what a later call's llm.input_messages repeats of such a turn is read" in said[0]
     assert "1 span of conversation other (the first: spans.json, span c3) carries llm.prompts.*" in said[1] \
         and "not read at all" in said[1]
+
+
+def langchain_spans(messages: list[dict], failed: set[str], session: str = "conv-1") -> dict:
+    """The spans openinference-instrumentation-langchain's tracer (_tracer.py, _update_span) exports of a
+    conversation: an LLM span per model call (its messages' calls with their ids), and per tool run a span named by
+    the tool, kind TOOL, tool.name and tool.description from the tool's serialized form, input.value as _convert_io
+    writes the run's inputs (a one-key input its value alone, else JSON text with input.mime_type) and output.value,
+    status ERROR with the run's error where the tool raised: no tool.id or tool_call.id."""
+    doc = openinference_spans(messages, session)
+    spans = [s for s in _spans(doc) if s["name"] == "ChatCompletion"]
+    results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+    calls = [(int(s["startTimeUnixNano"]), c) for s in spans for a in s["attributes"] if a["key"].startswith(
+        "llm.output_messages.0.message.tool_calls.") and a["key"].endswith(".tool_call.id")
+        for c in [next(c for m in messages for c in m.get("tool_calls") or () if c["id"] == a["value"]["stringValue"])]]
+    for k, (t, c) in enumerate(calls):
+        args = json.loads(c["function"]["arguments"])
+        inp = [attr("input.value", next(iter(args.values())))] if len(args) == 1 else [
+            attr("input.value", json.dumps(args)), attr("input.mime_type", "application/json")]
+        error = c["id"] in failed
+        spans.append({"traceId": "5b8aa5a2d2c872e8321cf37308d69df2", "spanId": f"tool{k:012x}",
+                      "parentSpanId": "", "name": c["function"]["name"], "kind": 1,
+                      "startTimeUnixNano": str(t + 6 + k), "endTimeUnixNano": str(t + 7 + k),
+                      "status": {"code": 2, "message": results[c["id"]]} if error else {"code": 1},
+                      "events": [{"name": "exception", "attributes": [attr("exception.type", "ToolException")]}]
+                      if error else [], "attributes": [
+                          attr("openinference.span.kind", "TOOL"), attr("session.id", session), *inp,
+                          attr("output.value", results[c["id"]]), attr("tool.name", c["function"]["name"]),
+                          attr("tool.description", "a tool"), attr("metadata", json.dumps({"session_id": session}))]})
+    doc["resourceSpans"][0]["scopeSpans"][0] = {"scope": {"name": "openinference.instrumentation.langchain"},
+                                                "spans": spans}
+    return doc
+
+
+def test_a_failed_tool_span_without_a_call_id_flags_the_one_call_it_ran():
+    """LangChain's TOOL spans name no call: a failed one's result was not flagged as failed. Paired by its tool's
+    name and time with the one call of that tool whose result a later model call read, it is; the get_user run that
+    ended well flags nothing."""
+    (conv,) = read(langchain_spans(openai_messages(), {"c2"}))
+    assert conv.failed_calls == frozenset({"c2"})
+    (conv,) = read(langchain_spans(openai_messages(), set()))
+    assert conv.failed_calls == frozenset()
+
+
+def _parallel(second_args: dict) -> list[dict]:
+    """A conversation whose one model call makes two parallel calls of get_user, the second with ``second_args``."""
+    return [{"role": "user", "content": "Look up Ann and Bob."},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "ca", "type": "function", "function": {"name": "get_user", "arguments": '{"user_id": "ann"}'}},
+                {"id": "cb", "type": "function", "function": {"name": "get_user",
+                                                              "arguments": json.dumps(second_args)}}]},
+            {"role": "tool", "tool_call_id": "ca", "content": "{\"name\": \"Ann\"}"},
+            {"role": "tool", "tool_call_id": "cb", "content": "Error: no such user"},
+            {"role": "assistant", "content": "Ann is here; Bob is not."}]
+
+
+def test_parallel_calls_of_one_tool_pair_by_input_or_are_said_not_flagged(caplog):
+    """Two calls of get_user from one model call: the failed run's input.value (LangChain writes a one-key input as
+    its value) tells which it ran, and only that call is flagged; where both calls' arguments are the same, it could
+    be either, so neither is flagged and a warning names the span and says why (the helper the langfuse reader pairs
+    its TOOL observations with, history.ran)."""
+    import logging
+
+    (conv,) = read(langchain_spans(_parallel({"user_id": "bob"}), {"cb"}))
+    assert conv.failed_calls == frozenset({"cb"})
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(langchain_spans(_parallel({"user_id": "ann"}), {"cb"}))
+    assert conv.failed_calls == frozenset()
+    said = [r.getMessage() for r in caplog.records if "no tool call id" in r.getMessage()]
+    assert len(said) == 1 and "spans.json: conversation conv-1: 1 TOOL span that ended in an error names no tool " \
+        "call id (the first: spans.json, span tool000000000001: it could be any of 2 calls of get_user, its " \
+        "input.value telling not which): the result of its call is not flagged as failed" in said[0]

@@ -791,7 +791,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 238: a Langfuse trace whose observations name a session other than the trace's own sessionId is read in the
 # trace's own (it was read in the first one its observations named); several named are said in a warning. Every
 # other trace, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 238
+# 239: an OpenInference TOOL span that names no call (LangChain's) and ended in an error flags the result of the one
+# call of its tool, made before it and answered after it, that it ran (by its input.value where several wait; it was
+# flagged never); a tool run whose input is its one argument's value (LangChain's) pairs with that call in the
+# langfuse reader too (it was not paired). Every other span and trace, examples/logs and tests/fixtures convert byte
+# for byte.
+CONVERSION_VERSION = 239
 
 
 @dataclass(frozen=True)

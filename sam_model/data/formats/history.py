@@ -1,4 +1,5 @@
-"""One conversation out of model calls that each send the history so far: the join both trace readers share.
+"""One conversation out of model calls that each send the history so far: the join both trace readers share, and
+the pairing of a recorded tool run that names no call id with the call it ran (:func:`ran`).
 
 An OpenTelemetry inference span and a Langfuse generation each record one model call, its input the messages sent
 (the history, its start perhaps rewritten by a summary or a window) and its output the model's answer; neither
@@ -9,8 +10,13 @@ in the next input lacks (the GenAI conventions' ``finish_reason``, OpenAI's ``re
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from sam_model.data.formats.base import strict_loads
+
+Call = tuple[Any, str, str, Any]  # a tool call as made: (when, its id, the tool's name, its arguments)
 
 
 def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
@@ -54,3 +60,46 @@ def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list
         after.append(keys[i - 1] if i else None)
         conv.append(seq[i])
     return anchor >= 0 or not inp
+
+
+def decoded(value: Any) -> Any:
+    """A value as given, or the JSON a string holds (Langfuse's v2 API returns input and output as the strings
+    stored, JSON text for anything but a string; OpenInference's ``input.value`` is JSON text likewise); a string
+    that is no JSON is kept as it is."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        try:
+            return strict_loads(value, unique=False)
+        except (ValueError, RecursionError):
+            return value
+    return value
+
+
+def ran(pending: Sequence[Call], inp: Any, alike: bool = True) -> str | None:
+    """The id of the call a tool run whose record names none ran (``inp``: the run's input as recorded), of the
+    calls of its tool it could have run (``pending``): the one, or the one whose arguments its input holds (parallel
+    calls of one tool run in any order); of calls alike (their arguments the same), the first where ``alike`` (its
+    result's words are the same whichever it is), else none (a failure flag given to the wrong one mislabels it).
+    None where several differ and its input matches none."""
+    if len(pending) == 1:
+        return pending[0][1]
+    args = [decoded(c[3]) for c in pending]
+    inp = decoded(inp)
+    held = [c[1] for c, a in zip(pending, args) if isinstance(a, Mapping) and _holds(inp, a)]
+    if held and (alike or len(held) == 1):
+        return held[0]
+    return pending[0][1] if alike and pending and all(a == args[0] for a in args) else None
+
+
+def _holds(inp: Any, args: Mapping[str, Any]) -> bool:
+    """Whether a tool run's input is a call's arguments as an instrumentation records them: the object, its text,
+    ``@observe``'s ``{"args", "kwargs"}``, or the one argument's value alone (OpenInference's LangChain tracer
+    writes a one-key input as its value)."""
+    if inp == args or inp == str(args):
+        return True
+    if isinstance(inp, Mapping):
+        return inp.get("kwargs") == args and not inp.get("args") or inp.get("args") == list(args.values()) \
+            and not inp.get("kwargs")
+    if len(args) == 1 and isinstance(inp, str):
+        (one,) = args.values()
+        return inp == one or inp == json.dumps(one, ensure_ascii=False)
+    return False

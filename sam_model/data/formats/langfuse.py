@@ -18,7 +18,7 @@ the anthropic reader reads them (:func:`_blocks`). Every call's input repeats th
 session's traces, else a trace) is read from its generations in start order, each adding what
 :func:`~sam_model.data.formats.history.join` finds new. A tool call that no later input answers is answered by the
 ``TOOL`` (or ``SPAN``) observation of its name that started after the call, of parallel calls the one whose
-arguments its input holds (:func:`_ran`); one at level ``ERROR`` flags the result as failed (toolstate's extension),
+arguments its input holds (:func:`~sam_model.data.formats.history.ran`); one at level ``ERROR`` flags the result as failed (toolstate's extension),
 answered there or in a later input. An input or output of another shape (the
 Responses API's items, several choices) is counted and named in a warning, not guessed at.
 """
@@ -38,9 +38,8 @@ from sam_model.data.formats.base import (
     Conversation,
     TranscriptFormatError,
     stops_mid_json,
-    strict_loads,
 )
-from sam_model.data.formats.history import join
+from sam_model.data.formats.history import decoded, join, ran
 from sam_model.io import json_type
 
 log = logging.getLogger(__name__)
@@ -92,17 +91,6 @@ def start(obs: Mapping[str, Any], where: str) -> datetime:
 
 def _where(obs: Mapping[str, Any], where: str) -> str:
     return f"{where}, trace {str(obs.get('traceId'))[:80]}, observation {str(obs.get('id'))[:80]}"
-
-
-def _decoded(value: Any) -> Any:
-    """A value as the API gave it, or the JSON a stored string holds (the v2 observations API returns input and
-    output as the strings stored: JSON text for anything but a string, which is kept as it is)."""
-    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
-        try:
-            return strict_loads(value, unique=False)
-        except (ValueError, RecursionError):
-            return value
-    return value
 
 
 def _cut(value: Any) -> bool:
@@ -170,7 +158,7 @@ def _blocks(m: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _messages(value: Any, output: bool) -> list[dict[str, Any]] | None:
     """A generation's input (``output``: its output) as chat messages; None where it is no shape read here."""
-    value = _decoded(value)
+    value = decoded(value)
     if isinstance(value, str):
         return None if _cut(value) else [{"role": "assistant" if output else "user", "content": value}]
     system: list[dict[str, Any]] = []
@@ -221,7 +209,7 @@ def to_chat(observations: list[Any], where: str) -> Chat:
         if obs.get("type") in ANSWERS:
             pending = [c for c in calls if c[0] <= t and c[1] not in answers and c[1] not in results
                        and c[2] == obs.get("name")]
-            call = _ran(pending, obs)
+            call = ran(pending, obs.get("input"))
             if call is not None:
                 answers[call] = obs
             elif pending:
@@ -234,7 +222,7 @@ def to_chat(observations: list[Any], where: str) -> Chat:
             out = []  # a call that returned nothing (it failed): its input is read
         for value, read, what in ((obs.get("input"), inp, "input"), (obs.get("output"), out, "output")):
             if read is None:
-                unread.append((w, f"its {what} is {_shape(_decoded(value))}"))
+                unread.append((w, f"its {what} is {_shape(decoded(value))}"))
         if inp is None:  # nothing to tell where its messages go
             continue
         out = out or []  # its answer unread: what the next input repeats of it is read there
@@ -259,23 +247,6 @@ def to_chat(observations: list[Any], where: str) -> Chat:
                     "where a later input repeats them, else not", where, len(unpaired), "s" if len(unpaired) > 1
                     else "", unpaired[0])
     return _answered(conv, answers, origin, where)
-
-
-def _ran(pending: list[tuple[datetime, str, str, Any]], obs: Mapping[str, Any]) -> str | None:
-    """The id of the call a tool observation ran, of the calls of its name not yet answered: the one, or the
-    first whose arguments its input holds (parallel calls of one tool run in any order), or the first of calls
-    alike; None where several differ and its input matches none (paired in order, a result could go to the
-    wrong call, an error flag with it)."""
-    if len(pending) == 1:
-        return pending[0][1]
-    args = [_decoded(c[3]) for c in pending]
-    inp = _decoded(obs.get("input"))
-    for c, a in zip(pending, args):
-        if isinstance(a, Mapping) and (inp == a or inp == str(a) or isinstance(inp, Mapping) and (
-                inp.get("kwargs") == a and not inp.get("args") or inp.get("args") == list(a.values())
-                and not inp.get("kwargs"))):
-            return c[1]
-    return pending[0][1] if pending and all(a == args[0] for a in args) else None
 
 
 def _id(value: Any) -> str | None:

@@ -177,11 +177,16 @@ def _cut_hint(exc: ValueError, raw: str) -> str:
 
 
 def _tool_failed(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> bool:
-    """An ``execute_tool`` span of a call id that ended in an error: ``error.type`` set, or the span's status ERROR
-    (OTLP JSON writes the code as 2, some exporters as its name)."""
+    """An ``execute_tool`` span of a call id that ended in an error (:func:`_errored`)."""
+    return attrs.get("gen_ai.operation.name") == "execute_tool" and attrs.get(TOOL_CALL_ID) not in (None, "") and \
+        _errored(span, attrs)
+
+
+def _errored(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> bool:
+    """A span that ended in an error: ``error.type`` set, or its status ERROR (OTLP JSON writes the code as 2, some
+    exporters as its name)."""
     status = span.get("status") if isinstance(span.get("status"), Mapping) else {}
-    return attrs.get("gen_ai.operation.name") == "execute_tool" and attrs.get(TOOL_CALL_ID) not in (None, "") and (
-        attrs.get("error.type") is not None or status.get("code") in (2, "2", "STATUS_CODE_ERROR"))
+    return attrs.get("error.type") is not None or status.get("code") in (2, "2", "STATUS_CODE_ERROR")
 
 
 OUTPUT_ONLY = ("finish_reason",)  # what an output message has and its repeat in the next call's input has not
@@ -363,6 +368,14 @@ UNREAD = {  # the attributes of a model call that carry no messages: (what, whic
 }
 
 
+def _parts(messages: Iterable[Any]) -> Iterator[Mapping[str, Any]]:
+    """The parts of messages read (each checked by the labelling rule, which refuses a bad one, naming it)."""
+    for m in messages:
+        for part in m.get("parts") or () if isinstance(m, Mapping) and isinstance(m.get("parts"), list) else ():
+            if isinstance(part, Mapping):
+                yield part
+
+
 def _legacy_warning(path: str, key: str, n: int, first: str, alone: bool, family: str = "gen_ai") -> None:
     """Say that ``n`` spans of conversation ``key`` (``first`` the first) carry only attributes of the ``family``
     (:data:`UNREAD`) read not: vendors' ``gen_ai.prompt.*``, OpenInference's ``llm.prompts.*``; beside spans of
@@ -398,6 +411,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     old_style: list[tuple[str, str, dict[str, Any], str, str]] = []  # spans of attributes read not (UNREAD), no
     # messages: (trace, span, attributes, where, family)
     by_session: set[tuple[str, str]] = set()  # (trace, span) whose conversation id is OpenInference's session.id
+    runs: list[tuple[str, str, dict[str, Any], openinference.Run]] = []  # TOOL spans naming no call (LangChain's)
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
             yield span
@@ -452,6 +466,10 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             failed.setdefault(trace, set()).add(call)
             if attrs.get(CONVERSATION):
                 failed.setdefault(f"conversation {attrs[CONVERSATION]}", set()).add(call)
+        if openinference.unnamed_run(attrs):  # paired with its call by name and time (openinference.failed_runs)
+            runs.append((trace, sid, attrs, (start, str(attrs.get(openinference.TOOL_NAME) or span.get("name")),
+                                             attrs.get(openinference.TOOL_INPUT), _errored(span, attrs),
+                                             f"{where}, span {span.get('spanId', n)}")))
         legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
         seen.update(f"gen_ai.{k}.* attributes" for k in legacy)
         completion = openinference.completion(attrs)  # a completion model's prompt, no messages
@@ -482,6 +500,9 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         first_unread.setdefault((key, family), where)
     for trace, sid, attrs, err in malformed:
         bad_keys.setdefault(key_of(trace, sid, attrs), err)
+    runs_of: dict[str, list[openinference.Run]] = {}
+    for trace, sid, attrs, run in runs:
+        runs_of.setdefault(key_of(trace, sid, attrs), []).append(run)
     for trace, sid, item in held:  # grouped once every span was seen: an ancestor's id may come later in the file
         key = key_of(trace, sid, item[2])
         groups.setdefault(key, []).append(item)
@@ -510,13 +531,22 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         at: dict[str, int] = {}
         after: list[str | None] = []
         policy: list[str] = []
+        made: list[tuple[int, str, str, Any]] = []  # the calls read, each with the start of the span that made it
+        answered: dict[str, int] = {}  # call id -> the start of the span whose input first held its result
         try:
-            for _, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
+            for t, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
                 inp, before = _messages(attrs.get(INPUT, []), where, INPUT), len(conv)
                 if not join(conv, at, after, inp, _messages(attrs.get(OUTPUT, []), where, OUTPUT), _key) and before:
                     log.warning("%s: its input repeats none of the %d messages read so far of %s (its history "
                                 "rewritten whole, or another agent's calls under one conversation id?): its messages "
                                 "are read as a new segment after them", where, before, f"conversation {key}")
+                for part in _parts(conv[before:]):
+                    if part.get("id") in (None, ""):
+                        continue  # no call to pair (refused by the labelling rule)
+                    if part.get("type") == "tool_call":
+                        made.append((t, str(part.get("id")), str(part.get("name")), part.get("arguments")))
+                    elif part.get("type") == "tool_call_response":
+                        answered.setdefault(str(part.get("id")), t)
                 for part in _messages(attrs.get(SYSTEM, []), where, SYSTEM):
                     text = part.get("content") if isinstance(part, Mapping) and part.get("type") == "text" else None
                     if isinstance(text, str) and text not in policy:
@@ -527,7 +557,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         for family in UNREAD:
             if unread[(key, family)]:
                 _legacy_warning(path, key, unread[(key, family)], first_unread[(key, family)], False, family)
-        calls = set().union(failed.get(f"conversation {key}", set()), *(failed.get(t, set()) for t in traces[key]))
+        calls = set().union(failed.get(f"conversation {key}", set()), *(failed.get(t, set()) for t in traces[key]),
+                            openinference.failed_runs(runs_of.get(key, ()), made, answered, w))
         yield Conversation(id_of(key), conv, w, key, "otel", "\n".join(policy), frozenset(calls))
     for key, family in sorted(unread) if groups else ():  # none read: the file's error says so
         if key not in groups:
