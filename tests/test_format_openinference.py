@@ -508,3 +508,16 @@ def test_parallel_calls_of_one_tool_pair_by_input_or_are_said_not_flagged(caplog
     assert len(said) == 1 and "spans.json: conversation conv-1: 1 TOOL span that ended in an error names no tool " \
         "call id (the first: spans.json, span tool000000000001: it could be any of 2 calls of get_user, its " \
         "input.value telling not which): the result of its call is not flagged as failed" in said[0]
+
+
+def test_a_failed_tool_span_without_a_call_id_whose_result_no_call_read_is_said(caplog):
+    """The trace ends at a failed tool (no model call after it read its result): there is no result to flag, and
+    the warning says so rather than passing the failure over."""
+    import logging
+
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(langchain_spans(openai_messages()[:8], {"c2"}))
+    assert conv.failed_calls == frozenset()
+    said = [r.getMessage() for r in caplog.records if "no tool call id" in r.getMessage()]
+    assert len(said) == 1 and ": no call of cancel made before it has a result read after it): the result of its " \
+        "call is not flagged as failed" in said[0]
