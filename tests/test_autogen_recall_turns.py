@@ -243,3 +243,46 @@ def test_a_state_saved_before_the_recall_moved_into_the_users_message_loses_its_
     assert is_frame(messages[2]["content"][0]) and messages[2]["content"][1:] == ["Is my laptop under warranty?"]
     roles = _roles(client.calls[-1])
     assert all(a != b for a, b in zip(roles, roles[1:])), roles
+
+
+class Flaky(Recording):
+    """A model client whose first ``fails`` calls fail (a rate limit, a dropped connection), then answer."""
+
+    def __init__(self, vision: bool, fails: int) -> None:
+        super().__init__(vision)
+        self.fails = fails
+
+    async def create(self, messages, **kwargs: Any) -> CreateResult:
+        if self.fails:
+            self.fails -= 1
+            raise ConnectionError("rate limited")
+        return await super().create(messages, **kwargs)
+
+
+def test_a_run_retried_after_the_model_call_failed_sends_each_memorys_recall_once():
+    """A run whose model call failed left the user's message with its frames in the context; the run again (no new
+    task, as an app retries) put this run's frames beside the earlier run's, one more stale copy each retry. Each
+    retry's model call gets one frame a memory, then the user's words, and the user's words are kept."""
+    store = ScopedMemory(HashingEncoder(64))
+    mia, desk = SAMAutoGenMemory(store, user_id="mia"), SAMAutoGenMemory(store, agent_id="desk")
+
+    async def run() -> tuple[Flaky, list[dict]]:
+        await mia.add(MemoryContent(content="Mia's card is 4111-1111", mime_type="text/plain"))
+        await desk.add(MemoryContent(content="Every card is checked by its last four digits", mime_type="text/plain"))
+        client = Flaky(True, fails=2)
+        agent = AssistantAgent("helpdesk", model_client=client, memory=[mia, desk],
+                               model_context=UnboundedChatCompletionContext())
+        for task in ("Which card do I have?", None, None):
+            try:
+                await agent.run(task=task)
+            except ConnectionError:
+                pass
+        return client, (await agent.save_state())["llm_context"]["messages"]
+
+    client, messages = asyncio.run(run())
+    content = client.calls[-1][-1].content
+    assert [is_frame(p) for p in content] == [True, True, False], content
+    assert "4111-1111" in content[0] and "last four digits" in content[1]
+    assert content[-1] == "Which card do I have?"
+    users = [m["content"] for m in messages if m["type"] == "UserMessage"]
+    assert len(users) == 1 and sum(map(is_frame, users[0])) == 2 and users[0][-1] == "Which card do I have?", users

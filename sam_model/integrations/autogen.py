@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import threading
 from collections import OrderedDict
@@ -74,10 +75,14 @@ TEXT_TYPES = ("text/plain", "text/markdown", "application/json")
 # MultiModalMessage) may open with an exact frame pasted from a log, and taken by its shape for a frame it was put
 # after the recall and dropped from the context at the next run, the user's words lost. Process-wide, not the
 # context's (load_state into another agent's context cleans it too); the newest WRITTEN_MAX, as a server runs long.
-# A context saved in another process keeps its last run's frames (stale, no words lost).
-WRITTEN: OrderedDict[bytes, tuple[int, bool, tuple[str, ...]]] = OrderedDict()  # and the frames' users
+# A context saved in another process keeps its last run's frames (stale, no words lost). Each record also names the
+# frames' users (an agent given two users' memories refused) and the memories that put them (a memory finding its own
+# frame there is a later run on the same message: a run retried after the model call failed).
+Record = tuple[int, bool, tuple[str, ...], tuple[int, ...]]
+WRITTEN: OrderedDict[bytes, Record] = OrderedDict()
 WRITTEN_MAX = 1 << 16  # about 15 MB at most: a server's conversations come back after many others'
 _WRITTEN_LOCK = threading.Lock()
+_OWNERS = itertools.count(1)  # each SAMAutoGenMemory's number in the records: a process's, as the records are
 
 
 def _mime(content: Any) -> str:
@@ -121,25 +126,25 @@ def _saved(message: Any) -> dict[str, Any]:
     return {k: getattr(message, k, None) for k in ("type", "source", "content")}
 
 
-def _written(message: Mapping[str, Any]) -> tuple[int, bool, tuple[str, ...]]:
+def _written(message: Mapping[str, Any]) -> Record:
     """How many frames :func:`_put` put before the user's parts of ``message``, whether the user's content was a
-    string, and the users whose memories they hold ((0, False, ()): a message it never wrote, every part the
-    user's, a pasted frame too)."""
+    string, the users whose memories they hold and the memories that put them ((0, False, (), ()): a message it
+    never wrote, every part the user's, a pasted frame too)."""
     if message.get("type") != "UserMessage" or not isinstance(message.get("content"), list):
-        return 0, False, ()
+        return 0, False, (), ()
     key = _digest(message)
     with _WRITTEN_LOCK:
         found = WRITTEN.get(key)
         if found is None:
-            return 0, False, ()
+            return 0, False, (), ()
         WRITTEN.move_to_end(key)
         return found
 
 
-def _write(message: dict[str, Any], frames: int, was_str: bool, users: tuple[str, ...]) -> dict[str, Any]:
+def _write(message: dict[str, Any], record: Record) -> dict[str, Any]:
     """``message`` recorded as :func:`_put` wrote it (:data:`WRITTEN`), the oldest records dropped past the max."""
     with _WRITTEN_LOCK:
-        WRITTEN[_digest(message)] = (frames, was_str, users)
+        WRITTEN[_digest(message)] = record
         WRITTEN.move_to_end(_digest(message))
         while len(WRITTEN) > WRITTEN_MAX:
             WRITTEN.popitem(last=False)
@@ -184,14 +189,14 @@ def _unframed(message: Mapping[str, Any]) -> dict[str, Any] | None:
     content = message.get("content")
     if _recall(message.get("type"), message.get("source"), content):
         return None
-    n, was_str, _ = _written(message)
+    n, was_str, _, _ = _written(message)
     if not n:
         return dict(message)
     rest = content[n:]
     return {**message, "content": rest[0] if was_str and len(rest) == 1 else rest}
 
 
-async def _put(model_context: Any, frame: str, user: str | None = None) -> None:
+async def _put(model_context: Any, frame: str, user: str | None = None, owner: int = 0) -> None:
     """``frame`` put in the user's message it was searched by, a text part before the user's own (after the frames
     of the memories before this one in the agent's ``memory=[...]``), the earlier runs' frames taken out.
 
@@ -204,7 +209,9 @@ async def _put(model_context: Any, frame: str, user: str | None = None) -> None:
     message is no user's (a tool's result), gets the frame as a UserMessage of its own appended, as ListMemory adds
     its recall. A frame of another user's memory in the message (an agent given memory=[mia's, bob's]) is refused:
     their recalls in one user message, each user's memories reached the other (a memory of no user, an agent's
-    shared one, goes beside any user's)."""
+    shared one, goes beside any user's). A message already holding a frame of ``owner`` (this memory) is one whose
+    run is over (retried after the model call failed, or run again with no new task): its frames are all that run's,
+    taken out, not stacked under this run's."""
     save, load = getattr(model_context, "save_state", None), getattr(model_context, "load_state", None)
     state = await save() if callable(save) and callable(load) else None
     messages = state.get("messages") if isinstance(state, Mapping) else None
@@ -216,13 +223,16 @@ async def _put(model_context: Any, frame: str, user: str | None = None) -> None:
         if i == at:  # its frames are this run's, of the memories before this one (a user's pasted one is no frame)
             was_str = not isinstance(message["content"], list)
             content = [message["content"]] if was_str else message["content"]
-            n, was_str, users = _written(message) if not was_str else (0, True, ())
+            n, was_str, users, owners = _written(message) if not was_str else (0, True, (), ())
+            if owner in owners:  # an earlier run's frames, this memory's among them: stale, taken out
+                content, n, users, owners = content[n:], 0, (), ()
             if user is not None and (other := next((u for u in users if u != user), None)) is not None:
                 raise ValueError(f"SAMAutoGenMemory: one agent's memory=[...] holds memories of users {other!r} and "
                                  f"{user!r}: their recalls went into one user message, each user's memories shown "
                                  "to the other; give an agent the memories of one user (an agent per user)")
             users = (*users, user) if user is not None and user not in users else users
-            kept.append(_write({**message, "content": [*content[:n], frame, *content[n:]]}, n + 1, was_str, users))
+            kept.append(_write({**message, "content": [*content[:n], frame, *content[n:]]},
+                               (n + 1, was_str, users, (*owners, owner))))
         elif (unframed := _unframed(message)) is not None:
             kept.append(unframed)
     if at is None:
@@ -255,6 +265,7 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
                  run_id: str | None = None, k: int = 5) -> None:
         self.memory, self.scopes = memory, fixed_scopes("SAMAutoGenMemory", user_id, agent_id, run_id)
         self.k, self.filters = check_k(k), user_filter(user_id)
+        self._owner = next(_OWNERS)  # what tells its frames from other memories' in a message (:func:`_put`)
 
     def _to_config(self) -> SAMAutoGenMemoryConfig:
         return SAMAutoGenMemoryConfig(**self.scopes, k=self.k)
@@ -290,7 +301,7 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
             ordered = sorted(found.results, key=lambda m: m.metadata["created_at"] or "")
             said = numbered([{"memory": str(m.content)} for m in ordered])
             # data on the user's side, not a SystemMessage in the operator's voice (the module doc)
-            await _put(model_context, framed(f"{HEADER}\n{said}"), self.scopes["user_id"])
+            await _put(model_context, framed(f"{HEADER}\n{said}"), self.scopes["user_id"], self._owner)
         return UpdateContextResult(memories=found)
 
     async def clear(self) -> None:
