@@ -286,3 +286,33 @@ def test_a_run_retried_after_the_model_call_failed_sends_each_memorys_recall_onc
     assert content[-1] == "Which card do I have?"
     users = [m["content"] for m in messages if m["type"] == "UserMessage"]
     assert len(users) == 1 and sum(map(is_frame, users[0])) == 2 and users[0][-1] == "Which card do I have?", users
+
+
+def test_two_users_memories_on_one_agent_are_refused_whatever_the_first_found():
+    """memory=[Mia's, Bob's] where Mia has no memories yet (a new user): only Bob's recall went into the message, no
+    frame of Mia's beside it to refuse, and Bob's card reached Mia's run. Refused before the model is called,
+    whichever memory finds something; a run of one user's memories on a context of another user's runs is too."""
+    store = ScopedMemory(HashingEncoder(64))
+    mia, bob = SAMAutoGenMemory(store, user_id="mia"), SAMAutoGenMemory(store, user_id="bob")
+    again = SAMAutoGenMemory(store, user_id="mia")
+
+    async def run() -> list[Recording]:
+        await bob.add(MemoryContent(content="Bob's card is 5500-0000", mime_type="text/plain"))
+        clients = []
+        for memories in ([mia, bob], [bob, mia]):
+            agent, client = _agent(UnboundedChatCompletionContext(), memories)
+            clients.append(client)
+            with pytest.raises(ValueError, match=r"users '(mia|bob)' and '(mia|bob)'.*one user") as said:
+                await agent.run(task="Which card do I have?")
+            assert "\n" not in str(said.value)
+        agent, client = _agent(UnboundedChatCompletionContext(), [mia, again])  # one user twice goes on
+        await agent.run(task="Which card do I have?")
+        context = agent._model_context
+        later, refused = _agent(context, [bob])  # Mia's conversation given to Bob's memory
+        clients.append(refused)
+        with pytest.raises(ValueError, match=r"users 'mia' and 'bob'"):
+            await later.run(task="Which card do I have?")
+        assert "5500" not in str(await context.get_messages())
+        return clients
+
+    assert all(client.calls == [] for client in asyncio.run(run()))

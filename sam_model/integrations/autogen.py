@@ -44,6 +44,7 @@ import hashlib
 import itertools
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
@@ -82,6 +83,10 @@ Record = tuple[int, bool, tuple[str, ...], tuple[int, ...]]
 WRITTEN: OrderedDict[bytes, Record] = OrderedDict()
 WRITTEN_MAX = 1 << 16  # about 15 MB at most: a server's conversations come back after many others'
 _WRITTEN_LOCK = threading.Lock()
+# The user whose memories a context's runs recalled, by context: an agent given two users' memories is refused before
+# the second searches, whatever the first found (the frames' records named only the users whose memories were found:
+# memory=[mia's, bob's] with none of Mia's yet put Bob's card in Mia's run, unrefused).
+_USERS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 _OWNERS = itertools.count(1)  # each SAMAutoGenMemory's number in the records: a process's, as the records are
 
 
@@ -149,6 +154,27 @@ def _write(message: dict[str, Any], record: Record) -> dict[str, Any]:
         while len(WRITTEN) > WRITTEN_MAX:
             WRITTEN.popitem(last=False)
     return message
+
+
+def _two_users(other: str, user: str) -> ValueError:
+    """The refusal of a context given the memories of ``other`` and ``user``, in one line saying what to do."""
+    return ValueError(f"SAMAutoGenMemory: one agent's context (its memory=[...]) holds memories of users {other!r} and "
+                      f"{user!r}: their recalls went into one user message, each user's memories shown to the other; "
+                      "give an agent (and its model_context) the memories of one user (an agent per user)")
+
+
+def _one_user(model_context: Any, user: str | None) -> None:
+    """Refuse ``user``'s memory on a context whose runs recalled another user's (:data:`_USERS`); a memory of no
+    user goes beside any. A context that takes no weak reference is checked by the frames' records alone (:func:`_put`)."""
+    if user is None:
+        return
+    with _WRITTEN_LOCK:
+        try:
+            held = _USERS.setdefault(model_context, user)
+        except TypeError:
+            return
+    if held != user:
+        raise _two_users(held, user)
 
 
 def _asked(messages: list[Any]) -> str:
@@ -227,9 +253,7 @@ async def _put(model_context: Any, frame: str, user: str | None = None, owner: i
             if owner in owners:  # an earlier run's frames, this memory's among them: stale, taken out
                 content, n, users, owners = content[n:], 0, (), ()
             if user is not None and (other := next((u for u in users if u != user), None)) is not None:
-                raise ValueError(f"SAMAutoGenMemory: one agent's memory=[...] holds memories of users {other!r} and "
-                                 f"{user!r}: their recalls went into one user message, each user's memories shown "
-                                 "to the other; give an agent the memories of one user (an agent per user)")
+                raise _two_users(other, user)
             users = (*users, user) if user is not None and user not in users else users
             kept.append(_write({**message, "content": [*content[:n], frame, *content[n:]]},
                                (n + 1, was_str, users, (*owners, owner))))
@@ -295,6 +319,7 @@ class SAMAutoGenMemory(Memory, Component[SAMAutoGenMemoryConfig]):
         return MemoryQueryResult(results=results)
 
     async def update_context(self, model_context: Any) -> Any:
+        _one_user(model_context, self.scopes["user_id"])  # before the search: whatever another user's memory found
         found = await self.query(_asked(await model_context.get_messages()))
         if found.results:  # in the order they were added, as the header says (and ListMemory lists them)
             # a memory of a save made before memories had times has none: the oldest (None and a time do not compare)
