@@ -282,29 +282,38 @@ def test_contents_parts_read_as_content_and_media_counted(tmp_path):
     assert report.ignored == {"uri": 1}
 
 
+DELEGATE = [{"role": "user", "content": "Find flights to Lyon."},
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": "d1", "type": "function", "function": {"name": "search", "arguments": '{"city": "Lyon"}'}}]},
+            {"role": "tool", "tool_call_id": "d1", "content": "AF1234"},
+            {"role": "assistant", "content": "AF1234 it is."}]
+
+
+def _delegated(session: bool, stamped: bool = False) -> tuple[dict, list[dict]]:
+    """The example conversation's spans under an AGENT span ``agent-a``, and inside it a delegate agent ``agent-b``
+    whose own model calls and tool (DELEGATE) start after the outer's; with session.id "conv-1" on the outer's spans
+    and both agents' (``session``), and on the delegate's calls too where ``stamped``."""
+    outer = openinference_spans(openai_messages())
+    spans = outer["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for n, span in enumerate(_spans(openinference_spans(DELEGATE))):
+        span.update(spanId=f"inner{n}", parentSpanId="agent-b",
+                    startTimeUnixNano=str(int(span["startTimeUnixNano"]) + 5))
+        span["attributes"] = [a for a in span["attributes"] if stamped or a["key"] != "session.id"]
+        spans.append(span)
+    for span in spans:
+        span["attributes"] = [a for a in span["attributes"] if session or a["key"] != "session.id"]
+        span["parentSpanId"] = span.get("parentSpanId") or "agent-a"
+    agent = [attr("openinference.span.kind", "AGENT"), *([attr("session.id", "conv-1")] if session else [])]
+    spans += [{"traceId": spans[0]["traceId"], "spanId": "agent-a", "startTimeUnixNano": "1", "attributes": agent},
+              {"traceId": spans[0]["traceId"], "spanId": "agent-b", "parentSpanId": "agent-a",
+               "startTimeUnixNano": "1001", "attributes": agent}]
+    return outer, spans
+
+
 def test_a_nested_agents_calls_are_a_conversation_of_their_own(tmp_path):
     """Without session.id, an AGENT span inside another agent's run (a delegate) holds its own history, as an
     invoke_agent span's does: its model calls are not read into the outer agent's conversation."""
-    outer = openinference_spans(openai_messages())
-    inner = openinference_spans([{"role": "user", "content": "Find flights to Lyon."},
-                                 {"role": "assistant", "content": None, "tool_calls": [{
-                                     "id": "d1", "type": "function",
-                                     "function": {"name": "search", "arguments": '{"city": "Lyon"}'}}]},
-                                 {"role": "tool", "tool_call_id": "d1", "content": "AF1234"},
-                                 {"role": "assistant", "content": "AF1234 it is."}])
-    spans = outer["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    for n, span in enumerate(_spans(inner)):
-        span["spanId"] = f"inner{n}"
-        span["startTimeUnixNano"] = str(int(span["startTimeUnixNano"]) + 5)
-        span["parentSpanId"] = "agent-b"
-        spans.append(span)
-    for span in spans:
-        span["attributes"] = [a for a in span["attributes"] if a["key"] != "session.id"]
-        span["parentSpanId"] = span.get("parentSpanId") or "agent-a"
-    kind = lambda k: [attr("openinference.span.kind", k)]  # noqa: E731
-    spans += [{"traceId": spans[0]["traceId"], "spanId": "agent-a", "startTimeUnixNano": "1", "attributes": kind(
-        "AGENT")}, {"traceId": spans[0]["traceId"], "spanId": "agent-b", "parentSpanId": "agent-a",
-                    "startTimeUnixNano": "1001", "attributes": kind("AGENT")}]
+    outer, spans = _delegated(session=False)
     (path := tmp_path / "nested.json").write_text(json.dumps(outer))
     got = events(path)
     trace = spans[0]["traceId"]
@@ -365,25 +374,7 @@ def test_a_nested_agents_calls_are_their_own_under_the_sessions_id_too(stamped, 
     its turns in the middle of the outer's (a warning said "another agent's calls under one conversation id?"). An
     AGENT span inside another agent's run of the same session holds its own history: a conversation of its own,
     whether its model calls carry the session (``stamped``) or only the agents' spans do."""
-    outer = openinference_spans(openai_messages())
-    inner = openinference_spans([{"role": "user", "content": "Find flights to Lyon."},
-                                 {"role": "assistant", "content": None, "tool_calls": [{
-                                     "id": "d1", "type": "function",
-                                     "function": {"name": "search", "arguments": '{"city": "Lyon"}'}}]},
-                                 {"role": "tool", "tool_call_id": "d1", "content": "AF1234"},
-                                 {"role": "assistant", "content": "AF1234 it is."}])
-    spans = outer["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    for n, span in enumerate(_spans(inner)):
-        span.update(spanId=f"inner{n}", parentSpanId="agent-b",
-                    startTimeUnixNano=str(int(span["startTimeUnixNano"]) + 5))
-        span["attributes"] = [a for a in span["attributes"] if stamped or a["key"] != "session.id"]
-        spans.append(span)
-    for span in spans:
-        span["parentSpanId"] = span.get("parentSpanId") or "agent-a"
-    agent = [attr("openinference.span.kind", "AGENT"), attr("session.id", "conv-1")]
-    spans += [{"traceId": spans[0]["traceId"], "spanId": "agent-a", "startTimeUnixNano": "1", "attributes": agent},
-              {"traceId": spans[0]["traceId"], "spanId": "agent-b", "parentSpanId": "agent-a",
-               "startTimeUnixNano": "1001", "attributes": agent}]
+    outer, spans = _delegated(session=True, stamped=stamped)
     (path := tmp_path / "nested.json").write_text(json.dumps(outer))
     got = events(path)
     trace = spans[0]["traceId"]

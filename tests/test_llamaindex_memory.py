@@ -690,12 +690,10 @@ def test_a_real_memory_is_read_and_dumped_off_the_loop_and_its_archived_messages
     assert len(history) == 12
 
 
-@pytest.mark.parametrize("insert", ["system", "user"])
-def test_a_real_memory_never_stores_the_recall_again(insert, tmp_path):
-    """The recall is a copy of the store's memories: Memory puts it in the messages it gives the model (the system
-    message, or the user's last with insert_method="user"), never in its history, so the block never stores it
-    again, whichever way it is inserted."""
-    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+def _mia_asks_twice(insert: str, **memory_options: Any) -> tuple[Any, Any, list[list[Any]]]:
+    """Mia's store holding her last order, a real FunctionAgent (a scripted model calling get_order once) given the
+    block through a Memory inserting with ``insert``, asked two things in two runs: (store, memory, each model call's
+    messages)."""
     from llama_index.core.agent.workflow import FunctionAgent
     from llama_index.core.memory import Memory as LlamaMemory
 
@@ -704,7 +702,7 @@ def test_a_real_memory_never_stores_the_recall_again(insert, tmp_path):
     store = ScopedMemory(HashingEncoder(64))
     store.add("Mia's last order is ORD-5521", user_id="mia")
     memory = SAMMemoryBlock(store, user_id="mia").attach(LlamaMemory.from_defaults(
-        session_id="mia-1", token_limit=30000, insert_method=insert))
+        session_id="mia-1", insert_method=insert, **memory_options))
     llm, seen = _scripted([("Let me look.", [("get_order", {"order_id": "ORD-5521"})]), ("It shipped.", []),
                            ("Noted.", [])])
     agent = FunctionAgent(tools=[get_order], llm=llm, system_prompt="You are a shop assistant.")
@@ -714,6 +712,16 @@ def test_a_real_memory_never_stores_the_recall_again(insert, tmp_path):
             await agent.run(asked, memory=memory)
 
     asyncio.run(run())
+    return store, memory, seen
+
+
+@pytest.mark.parametrize("insert", ["system", "user"])
+def test_a_real_memory_never_stores_the_recall_again(insert, tmp_path):
+    """The recall is a copy of the store's memories: Memory puts it in the messages it gives the model (the system
+    message, or the user's last with insert_method="user"), never in its history, so the block never stores it
+    again, whichever way it is inserted."""
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
+    store, memory, seen = _mia_asks_twice(insert, token_limit=30000)
     given = [m for m in seen[-1] if "Mia's last order is ORD-5521" in (m.content or "")]
     assert [m.role for m in given] == [insert], seen[-1]  # recalled, where insert_method puts it
     history = [m.model_dump() for m in memory.get_all()]
@@ -1052,24 +1060,7 @@ def test_a_real_agent_never_gets_two_user_messages_in_a_row():
     the latest user message, the frame's text block first and the user's words after it: each model call of a tool
     loop, over two runs, alternates its turns (a tool's result its own turn)."""
     pytest.importorskip("llama_index.core", reason="llama-index-core is not installed (pip install llama-index-core)")
-    from llama_index.core.agent.workflow import FunctionAgent
-    from llama_index.core.memory import Memory as LlamaMemory
-
-    from sam_model.integrations.llamaindex import SAMMemoryBlock
-
-    store = ScopedMemory(HashingEncoder(64))
-    store.add("Mia's last order is ORD-5521", user_id="mia")
-    memory = SAMMemoryBlock(store, user_id="mia").attach(LlamaMemory.from_defaults(session_id="mia-1",
-                                                                                  insert_method="user"))
-    llm, seen = _scripted([("Let me look.", [("get_order", {"order_id": "ORD-5521"})]), ("It shipped.", []),
-                           ("Noted.", [])])
-    agent = FunctionAgent(tools=[get_order], llm=llm, system_prompt="You are a shop assistant.")
-
-    async def run() -> None:
-        for asked in ("Where is my last order?", "Thanks"):
-            await agent.run(asked, memory=memory)
-
-    asyncio.run(run())
+    _, _, seen = _mia_asks_twice("user")
     assert len(seen) == 3, seen
     for call in seen:
         roles = [str(getattr(m.role, "value", m.role)) for m in call]
