@@ -273,3 +273,34 @@ def test_the_snapshots_instructions_stay_with_the_session_read_from_its_history(
         shutil.copy(BOTH / "same" / "ship-1.jsonl", tmp_path)
         [conv] = conversations(tmp_path)
         assert conv.policy == "Desk rules." and len(conv.messages) == len(messages)
+
+
+@pytest.mark.parametrize("longer", ["ctx-audit.jsonl", "ctx-memory.json", "no-inputs.json"])
+def test_records_apart_by_the_messages_one_writer_leaves_out_are_read_once(tmp_path, longer):
+    """Records the real package wrote of one session differ where one writer keeps messages the other leaves out:
+    a provider's context messages (attributed to it; store_context_messages=True on one store alone) or the user's
+    words (an audit trail of store_inputs=False). Such folders were refused, "kept twice, differently"; each
+    session is now read once, as its longer record reads alone."""
+    folder = tmp_path / "apart"
+    shutil.copytree(BOTH / "apart", folder)
+    report = ImportReport()
+    events = [e for e in iter_transcript_events(folder, report=report) if longer.split(".")[0] in e["episode_id"]]
+    alone = list(iter_transcript_events(folder / longer))
+    assert report.formats == {"agent-framework": 3}
+    assert events and sorted(events, key=json.dumps) == sorted(alone, key=json.dumps)
+
+
+def test_records_of_different_user_words_or_context_still_differ():
+    """The messages a store may leave out are passed over only where the other record lacks one of their kind: two
+    records holding different user words, or different context, are of different sessions (the differ fixture)."""
+    from sam_model.data.formats.agent_framework import diverges
+    records = [json.loads(line) for line in (BOTH / "apart" / "ctx-audit.jsonl").read_text().splitlines()]
+    context, user, rest = records[0], records[1], records[2:]
+    assert context["additional_properties"]["_attribution"]["source_id"] == "facts"
+    assert diverges([context, user, *rest], [user, *rest]) is None
+    other_fact = copy.deepcopy(context)
+    other_fact["contents"][0]["text"] = "Fact: the customer is new."
+    assert diverges([context, user, *rest], [other_fact, user, *rest]) == (0, 0)
+    other_words = copy.deepcopy(user)
+    other_words["contents"][0]["text"] = "Where is TRK456?"
+    assert diverges([user, *rest], [other_words, *rest]) == (0, 0)

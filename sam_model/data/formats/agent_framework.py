@@ -99,15 +99,43 @@ def stems_of(session_id: str) -> set[str]:
             ENCODED + DIGEST + hashlib.sha256(session_id.encode()).hexdigest()}
 
 
-def diverges(first: list[Any], second: list[Any]) -> int | None:
-    """The first message where two records of one session differ, None where one's messages begin the other's (or
-    are all of them). An app keeping a session in a FileSessionStore (its in-memory history) and a
-    FileHistoryProvider (an audit trail) writes each message alike to both, one record saved a turn behind the
-    other at most; messages compared as written, keys in any order (the two writers order them apart)."""
-    for n, (a, b) in enumerate(zip(first, second)):
-        if a != b:
-            return n
+def diverges(first: list[Any], second: list[Any]) -> tuple[int, int] | None:
+    """The first messages (first's, second's) where two records of one session differ, None where one's messages
+    begin the other's (or are all of them) once the messages one writer leaves out are set aside. An app keeping a
+    session in a FileSessionStore (its in-memory history) and a FileHistoryProvider (an audit trail) writes each
+    message alike to both, one record saved a turn behind the other at most; messages compared as written, keys in
+    any order (the two writers order them apart). A store of store_context_messages=True keeps the context messages
+    other providers added (attributed to them, :data:`ATTRIBUTION`), one of store_inputs=False no user words: a
+    message of such a kind one record holds where the other's next is of another kind is passed over (the folders
+    of such apps were refused; two records holding different user words, or different context, still differ)."""
+    i = j = 0
+    while i < len(first) and j < len(second):
+        a, b = first[i], second[j]
+        if a == b:
+            i, j = i + 1, j + 1
+        elif _left_out(a) and _kind(a) != _kind(b):
+            i += 1
+        elif _left_out(b) and _kind(b) != _kind(a):
+            j += 1
+        else:
+            return i, j
     return None
+
+
+ATTRIBUTION = "_attribution"  # the key of a context message's additional_properties naming the provider that added it
+
+
+def _kind(message: Any) -> str:
+    """A message's kind for :func:`diverges`: "context" (a provider's, attributed), else its role."""
+    props = message.get("additional_properties") if isinstance(message, Mapping) else None
+    if isinstance(props, Mapping) and ATTRIBUTION in props:
+        return "context"
+    return str(message.get("role")) if isinstance(message, Mapping) else ""
+
+
+def _left_out(message: Any) -> bool:
+    """Whether one store may keep ``message`` where the other leaves it out: a context message, or the user's."""
+    return _kind(message) in ("context", "user")
 
 
 def packed(raw: bytes, where: str) -> Iterator[tuple[Any, str]]:

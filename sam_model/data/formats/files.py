@@ -783,13 +783,13 @@ def _maf_folder(histories: list[Path], snapshots: list[Path], seen: dict[str, st
 def _one_session(history: Conversation, snapshot: Conversation) -> Item:
     """A session's FileHistoryProvider file and its snapshot read as one conversation: the longer record (the
     history's where they are as long), with the snapshot's instructions; differing records refused, naming both."""
-    n = agent_framework.diverges(history.messages, snapshot.messages)
-    if n is None:
+    apart = agent_framework.diverges(history.messages, snapshot.messages)
+    if apart is None:
         longer = snapshot if len(snapshot.messages) > len(history.messages) else history
         return dataclasses.replace(longer, policy=snapshot.policy or longer.policy)
     return TranscriptFormatError(snapshot.where, (
-        f"session {history.episode_id!r} is kept twice, differently: its message {n} here differs from its message "
-        f"{n} in its FileHistoryProvider's file {history.where} (a file of the same session id holding another "
+        f"session {history.episode_id!r} is kept twice, differently: its message {apart[1]} here differs from its "
+        f"message {apart[0]} in its FileHistoryProvider's file {history.where} (a file of the same session id holding another "
         "history: the app restarted without its session store, or the provider added or set apart later?); neither "
         "is read: give the folder without the record the agent does not load its history from (a provider of "
         "load_messages=False keeps an audit trail)"))
