@@ -304,3 +304,34 @@ def test_records_of_different_user_words_or_context_still_differ():
     other_words = copy.deepcopy(user)
     other_words["contents"][0]["text"] = "Where is TRK456?"
     assert diverges([user, *rest], [other_words, *rest]) == (0, 0)
+
+
+def test_a_store_of_thousands_of_snapshots_is_told_in_time_linear(tmp_path, monkeypatch):
+    """A FileSessionStore's folder: each object file was looked for in the list of its snapshots when telling
+    Langfuse traces apart, quadratic in the sessions (6,000 snapshots: ~20 million path comparisons, 38 s of 62 s
+    read). The files are compared a bounded number of times each, twice the snapshots, twice the comparisons."""
+    from pathlib import PurePath
+
+    from sam_model.data.formats.files import layouts
+    record = (BOTH / "same" / "ship-1.json").read_text()
+
+    def compared(n: int) -> int:
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        for i in range(n):
+            (folder / f"s{i}.json").write_text(record.replace('"ship-1"', f'"s{i}"'))
+        calls = [0]
+        equal = PurePath.__eq__
+
+        def counted(self, other):
+            calls[0] += 1
+            return equal(self, other)
+
+        with monkeypatch.context() as patched:
+            patched.setattr(PurePath, "__eq__", counted)
+            found = layouts(folder)
+        assert len(found["agent-framework"]) == n
+        return calls[0]
+
+    small, large = compared(200), compared(400)
+    assert large <= 2.5 * max(small, 1)  # linear; quadratic was 4 times

@@ -189,7 +189,9 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
                            *(q for q in packed if q not in packed_history
                              and _first_is(q, agent_framework.is_session, bad=True))])
     # a Langfuse trace, page or UI download (an object, one a file) likewise; read with the .jsonl ones, together
-    traces = [q for q, keys in objects.items() if q not in told and q not in maf_sessions and LANGFUSE_KEY in keys
+    # (told each file by a set: a list of a store's thousands of snapshots looked through for each was quadratic)
+    told.update(maf_sessions)
+    traces = [q for q, keys in objects.items() if q not in told and LANGFUSE_KEY in keys
               and _first_is(q, langfuse.is_export)]
     kinds["langfuse"] = sorted([*lines, *traces])
     held = {*told, *memories, *chats, *contexts, *adk_sessions, *maf_sessions, *traces}
