@@ -17,6 +17,7 @@ import pytest
 from test_formats import agent_framework_messages, agent_framework_session, openai_messages
 
 from sam_model.data.formats import detect, to_chat, tool_marks
+from sam_model.data.formats.base import Conversation
 from sam_model.data.formats.files import conversations
 from sam_model.data.transcripts import ImportReport, TranscriptFormatError, iter_transcript_events, main
 
@@ -335,3 +336,39 @@ def test_a_store_of_thousands_of_snapshots_is_told_in_time_linear(tmp_path, monk
 
     small, large = compared(200), compared(400)
     assert large <= 2.5 * max(small, 1)  # linear; quadratic was 4 times
+
+
+def test_a_folder_of_many_sessions_kept_twice_holds_one_at_a_time(tmp_path):
+    """Each snapshot kept beside its session's history file was held, read, until that file was read: a folder of
+    thousands of sessions kept twice held every snapshot at once (150 sessions of 1 MB: 280 MB, 56 MB for the
+    snapshots alone). The memory a read needs no more grows with the sessions: six times the sessions, not twice
+    the peak."""
+    import tracemalloc
+
+    snapshot = json.loads((BOTH / "same" / "ship-1.json").read_text())
+    lines = (BOTH / "same" / "ship-1.jsonl").read_text().splitlines()
+    key = next(k for k, v in snapshot["state"].items() if isinstance(v, dict) and "messages" in v)
+    history = [json.loads(line) for line in lines] * 40
+    for n, message in enumerate(history):
+        for content in message["contents"]:
+            if content.get("type") == "text":
+                content["text"] = f"{content['text']} {n} " + "words " * 100
+    snapshot["state"][key]["messages"] = history
+
+    def peak(n: int) -> int:
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        for i in range(n):
+            (folder / f"s{i}.json").write_text(json.dumps({**snapshot, "session_id": f"s{i}"}))
+            (folder / f"s{i}.jsonl").write_text("".join(json.dumps(m) + "\n" for m in history))
+        tracemalloc.start()
+        try:
+            read = sum(isinstance(item, Conversation) for item in conversations(folder))
+            held = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert read == n  # each session read once
+        return held
+
+    few, many = peak(2), peak(12)
+    assert many < 2 * few, (few, many)

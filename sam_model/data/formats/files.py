@@ -752,23 +752,30 @@ def _maf_folder(histories: list[Path], snapshots: list[Path], seen: dict[str, st
     the first message where they differ (it was "duplicate conversation id", read from whichever came first under
     --skip-bad). A snapshot without messages whose history file the folder holds is read from that file
     (:func:`agent_framework.kept_in`). Snapshots are read twice where history files are beside them: first for the
-    sessions both keep (held until their history file is read), then in order."""
+    sessions both keep (where each is, read again with its history file: the snapshots of a folder of thousands of
+    sessions were all held, read, until the last history file), then in order."""
     stems = {_maf_stem(q) for q in histories}
-    held: dict[str, Conversation] = {}  # a history file's stem: the snapshot of its session
+    # a history file's stem: the snapshot of its session, its file and where (the session read where a file holds
+    # several, a file read again for each of its sessions being quadratic)
+    held: dict[str, tuple[Path, str] | Conversation] = {}
     for q in snapshots if stems else ():
-        for doc, where in documents(q):
+        docs = list(documents(q))
+        for doc, where in docs:
             if (agent_framework.is_session(doc) and isinstance(sid := doc["session_id"], str)
-                    and not agent_framework.kept_in(doc, stems)
-                    and isinstance(conv := _item(doc, where, {}, format, "", "", alone=True), Conversation)):
+                    and not agent_framework.kept_in(doc, stems)):
                 stem = next(iter(sorted(agent_framework.stems_of(sid) & stems)), None)
                 if stem is not None and stem not in held:
-                    held[stem] = conv
+                    held[stem] = (q, where) if len(docs) == 1 else _item(doc, where, {}, format, "", "", alone=True)
     merged: set[str] = set()  # the snapshots read with their history file
     for q in histories:
         item = _message_lines(q, list(documents(q)))
-        if isinstance(item, Conversation) and (snapshot := held.get(_maf_stem(q))) is not None:
-            merged.add(snapshot.where)
-            item = _one_session(item, snapshot)
+        if isinstance(item, Conversation) and (at := held.get(_maf_stem(q))) is not None:
+            snapshot = at if isinstance(at, Conversation) else next((
+                _item(doc, where, {}, format, "", "", alone=True) for doc, where in documents(at[0]) if where == at[1]),
+                None)
+            if isinstance(snapshot, Conversation):  # a snapshot refused is read, and refused, with the others
+                merged.add(snapshot.where)
+                item = _one_session(item, snapshot)
         yield from _unique(iter([item]), seen)
         if on_file is not None:
             on_file(q)
