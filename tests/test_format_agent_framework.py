@@ -372,3 +372,17 @@ def test_a_folder_of_many_sessions_kept_twice_holds_one_at_a_time(tmp_path):
 
     few, many = peak(2), peak(12)
     assert many < 2 * few, (few, many)
+
+
+def test_a_session_whose_in_memory_history_is_compacted_beside_its_audit_trail_is_read_once(tmp_path):
+    """A CompactionProvider compacting the in-memory history after each run (the real package wrote the fixture)
+    annotates each message it keeps (additional_properties "_group", "_excluded"), marks the compacted ones excluded
+    and adds its summaries: every message differed from the audit trail's, and the folder was refused, "kept twice,
+    differently". The annotations are set aside, and the summaries as messages one store alone keeps."""
+    folder = tmp_path / "compacted"
+    shutil.copytree(BOTH / "compacted", folder)
+    report = ImportReport()
+    events = list(iter_transcript_events(folder, report=report))
+    alone = [e for name in ("summarized.json", "window.jsonl") for e in iter_transcript_events(folder / name)]
+    assert report.formats == {"agent-framework": 2}
+    assert sorted(events, key=json.dumps) == sorted(alone, key=json.dumps)

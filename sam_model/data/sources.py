@@ -800,7 +800,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (store_context_messages=True on one store alone) or the user's words (an audit trail of store_inputs=False): the
 # folder was refused, "kept twice, differently". Every other folder, examples/logs and tests/fixtures convert byte
 # for byte.
-CONVERSION_VERSION = 240
+# 241: likewise where a CompactionProvider compacted one record (its messages annotated, "_group", "_excluded", given
+# message ids, its summaries added): every message differed and the folder was refused. Every other folder,
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 241
 
 
 @dataclass(frozen=True)

@@ -107,11 +107,13 @@ def diverges(first: list[Any], second: list[Any]) -> tuple[int, int] | None:
     any order (the two writers order them apart). A store of store_context_messages=True keeps the context messages
     other providers added (attributed to them, :data:`ATTRIBUTION`), one of store_inputs=False no user words: a
     message of such a kind one record holds where the other's next is of another kind is passed over (the folders
-    of such apps were refused; two records holding different user words, or different context, still differ)."""
+    of such apps were refused; two records holding different user words, or different context, still differ). A
+    CompactionProvider compacting one store's history annotates its messages (:data:`COMPACTION`), set aside here,
+    and adds its summaries, passed over as a store's own."""
     i = j = 0
     while i < len(first) and j < len(second):
         a, b = first[i], second[j]
-        if a == b:
+        if _same(a, b):
             i, j = i + 1, j + 1
         elif _left_out(a) and _kind(a) != _kind(b):
             i += 1
@@ -125,17 +127,48 @@ def diverges(first: list[Any], second: list[Any]) -> tuple[int, int] | None:
 ATTRIBUTION = "_attribution"  # the key of a context message's additional_properties naming the provider that added it
 
 
+# the keys of additional_properties a CompactionProvider (agent_framework._compaction) writes on the messages of the
+# history it compacts: its groups, the messages it excluded, its summaries and what they summarize
+COMPACTION = frozenset({"_group", "_excluded", "_exclude_reason", "_summary_of_message_ids", "_summary_of_group_ids",
+                        "_summarized_by_summary_id", "_agent_compaction_trigger_consumed", "_skill_unload_selection"})
+SUMMARY = ("_summary_of_message_ids", "_summary_of_group_ids")  # a summary's group names the messages it summarizes
+
+
+def _plain(message: Any) -> Any:
+    """``message`` without a CompactionProvider's annotations: as the store that does not compact wrote it."""
+    props = message.get("additional_properties") if isinstance(message, Mapping) else None
+    if not isinstance(props, Mapping) or COMPACTION.isdisjoint(props):
+        return message
+    return {**message, "additional_properties": {k: v for k, v in props.items() if k not in COMPACTION}}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two records' messages are one message: alike once a CompactionProvider's annotations are set aside,
+    and the message id it gives a message of none ("msg_N") where the other record's has none."""
+    pa, pb = _plain(a), _plain(b)
+    if isinstance(pa, Mapping) and isinstance(pb, Mapping) and ("message_id" in pa) != ("message_id" in pb):
+        compacted = (pa is not a, pb is not b)  # the message whose annotations were set aside
+        pa, pb = ({k: v for k, v in m.items() if not (k == "message_id" and was)}
+                  for m, was in zip((pa, pb), compacted))
+    return pa == pb
+
+
 def _kind(message: Any) -> str:
-    """A message's kind for :func:`diverges`: "context" (a provider's, attributed), else its role."""
+    """A message's kind for :func:`diverges`: "context" (a provider's, attributed), "summary" (a CompactionProvider's),
+    else its role."""
     props = message.get("additional_properties") if isinstance(message, Mapping) else None
     if isinstance(props, Mapping) and ATTRIBUTION in props:
         return "context"
+    group = props.get("_group") if isinstance(props, Mapping) else None
+    if isinstance(group, Mapping) and any(key in group for key in SUMMARY):
+        return "summary"
     return str(message.get("role")) if isinstance(message, Mapping) else ""
 
 
 def _left_out(message: Any) -> bool:
-    """Whether one store may keep ``message`` where the other leaves it out: a context message, or the user's."""
-    return _kind(message) in ("context", "user")
+    """Whether one store may keep ``message`` where the other leaves it out: a context message, the user's, or a
+    compaction's summary."""
+    return _kind(message) in ("context", "user", "summary")
 
 
 def packed(raw: bytes, where: str) -> Iterator[tuple[Any, str]]:
