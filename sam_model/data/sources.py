@@ -796,11 +796,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # flagged never); a tool run whose input is its one argument's value (LangChain's) pairs with that call in the
 # langfuse reader too (it was not paired). Every other span and trace, examples/logs and tests/fixtures convert byte
 # for byte.
-# 240: likewise where the two records differ by the messages one store leaves out, a provider's context messages
+# 240: as 237, where the two records differ by the messages one store leaves out, a provider's context messages
 # (store_context_messages=True on one store alone) or the user's words (an audit trail of store_inputs=False): the
 # folder was refused, "kept twice, differently". Every other folder, examples/logs and tests/fixtures convert byte
 # for byte.
-# 241: likewise where a CompactionProvider compacted one record (its messages annotated, "_group", "_excluded", given
+# 241: as 237 and 240, where a CompactionProvider compacted one record (its messages annotated, "_group", "_excluded", given
 # message ids, its summaries added): every message differed and the folder was refused. Every other folder,
 # examples/logs and tests/fixtures convert byte for byte.
 CONVERSION_VERSION = 241
