@@ -496,7 +496,7 @@ def test_parallel_calls_of_one_tool_pair_by_input_or_are_said_not_flagged(caplog
         (conv,) = read(langchain_spans(_parallel({"user_id": "ann"}), {"cb"}))
     assert conv.failed_calls == frozenset()
     said = [r.getMessage() for r in caplog.records if "no tool call id" in r.getMessage()]
-    assert len(said) == 1 and "spans.json: conversation conv-1: 1 TOOL span that ended in an error names no tool " \
+    assert len(said) == 1 and "spans.json: conversation conv-1: 1 tool span that ended in an error names no tool " \
         "call id (the first: spans.json, span tool000000000001: it could be any of 2 calls of get_user, its " \
         "input.value telling not which): the result of its call is not flagged as failed" in said[0]
 

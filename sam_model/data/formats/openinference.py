@@ -13,7 +13,8 @@ writes it (``openinference.instrumentation._genai_conversion``): the span kind a
 ``execute_tool``, AGENT ``invoke_agent``), ``session.id`` as ``gen_ai.conversation.id`` (bar a delegate agent's
 run, which the session's context stamps too: ``otel._Ancestry.delegate``), a TOOL span's ``tool.id``
 (else ``tool_call.id``) as ``gen_ai.tool.call.id`` (its status ERROR flags that call's result as failed; a TOOL span
-naming no call, as LangChain's tracer writes each, is paired by its tool's name and time: :func:`failed_runs`), and
+naming no call, as LangChain's tracer writes each, is paired by its tool's name and time as an ``execute_tool`` span
+naming none is: :func:`failed_runs`), and
 the messages as GenAI messages; GenAI attributes a span also carries (that option on) are read as they are.
 
 The conversion is stricter than the instrumentation's where lenience would lose a turn or mislabel one: a tool call
@@ -81,37 +82,35 @@ def as_genai(attrs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def unnamed_run(attrs: Mapping[str, Any]) -> bool:
-    """Whether a span is a tool's run that names no call (a TOOL span without ``tool.id`` or ``tool_call.id``, as
-    the LangChain instrumentation writes each): :func:`failed_runs` pairs it by its tool's name and time."""
-    return str(attrs.get(KIND, "")).upper() == "TOOL" and all(attrs.get(k) in (None, "") for k in TOOL_IDS)
-
-
-Run = tuple[int, str, Any, bool, str]  # a tool's run naming no call: (start, tool name, input.value, failed, where)
+# a tool's run naming no call (otel._unnamed_run): (start, tool name, its input, failed, where, the input's attribute)
+Run = tuple[int, str, Any, bool, str, str]
 
 
 def failed_runs(runs: Iterable[Run], made: Sequence[Call], answered: Mapping[str, int], where: str) -> set[str]:
-    """The ids of the calls that TOOL spans naming none ran and failed (status ERROR), so their results are flagged
+    """The ids of the calls that tool spans naming none ran and failed (status ERROR), so their results are flagged
     as the failure of a span with a call id is. ``made``: the conversation's calls, each with the start of the model
     call that made it; ``answered``: call id -> the start of the model call whose input first held its result. A run
     pairs, in start order, with the calls of its tool made before it whose result a later model call read and that
-    no run took yet (:func:`~sam_model.data.formats.history.ran`, by its ``input.value`` where several wait; calls
+    no run took yet (:func:`~sam_model.data.formats.history.ran`, by its input where several wait; calls
     alike are none of them). A failed run paired with none is said in a warning, its call's result not flagged."""
     paired: set[str] = set()
     failed: set[str] = set()
     unsure: list[tuple[str, str]] = []
-    for t, name, inp, error, w in sorted(runs, key=lambda r: (r[0], r[4])):
+    for t, name, inp, error, w, key in sorted(runs, key=lambda r: (r[0], r[4])):
         pending = [c for c in made if c[0] <= t and c[2] == name and c[1] not in paired and answered.get(c[1], t) > t]
         call = ran(pending, inp, alike=False)
         if call is not None:
             paired.add(call)
             failed |= {call} if error else set()
         elif error:
-            unsure.append((w, f"it could be any of {len(pending)} calls of {name}, its {TOOL_INPUT} telling not which"
-                           if pending else f"no call of {name} made before it has a result read after it"))
+            unsure.append((w, f"no call of {name} made before it has a result read after it" if not pending else
+                           f"it could be any of {len(pending)} calls of {name}, its {key} telling not which"
+                           if inp is not None else f"it could be any of {len(pending)} calls of {name}, and it records "
+                           f"no {key} to tell which"))
     if unsure:
-        log.warning("%s: %d TOOL span%s that ended in an error name%s no tool call id (the first: %s: %s): the result "
-                    "of %s call is not flagged as failed; record the call's id on the span (tool_call.id)", where,
+        log.warning("%s: %d tool span%s that ended in an error name%s no tool call id (the first: %s: %s): the result "
+                    "of %s call is not flagged as failed; record the call's id on the span (gen_ai.tool.call.id, "
+                    "OpenInference's tool_call.id)", where,
                     len(unsure), "s" if len(unsure) > 1 else "", "" if len(unsure) > 1 else "s", *unsure[0],
                     "their" if len(unsure) > 1 else "its")
     return failed

@@ -15,7 +15,8 @@ The spans of one conversation (``gen_ai.conversation.id``, else the trace) are r
 input repeats the history, perhaps with its start rewritten (a compaction summary, a window of the latest turns),
 so each call adds what :func:`~sam_model.data.formats.history.join` finds new in it. A ``tool_call_response`` part carries no failure flag; the
 conventions record a failed tool call on its ``execute_tool`` span (``error.type`` set, status ERROR), whose
-``gen_ai.tool.call.id`` names the call: its result is flagged as failed (toolstate's extension of the spec). The
+``gen_ai.tool.call.id`` names the call: its result is flagged as failed (toolstate's extension of the spec); one
+naming no call is paired with it by its tool's name, time and arguments (:func:`_unnamed_run`). The
 deprecated per-message events of v1.36 and earlier, and vendor attributes (``gen_ai.prompt.0.*``), carry no
 messages this reader reads: a file of them is refused with a message that says so, and a span of such attributes in
 a conversation read from other spans is named in a warning (only what a later call's input repeats of its turn is
@@ -55,6 +56,7 @@ INPUT, OUTPUT, SYSTEM = "gen_ai.input.messages", "gen_ai.output.messages", "gen_
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 CONVERSATION = "gen_ai.conversation.id"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
+TOOL_NAME, TOOL_ARGUMENTS = "gen_ai.tool.name", "gen_ai.tool.call.arguments"  # a run naming no call is paired by them
 ROLES = ("system", "user", "assistant", "tool")
 ALIASES = {"human": "user", "ai": "assistant", "model": "assistant", "developer": "system"}  # instrumentations' names
 
@@ -180,6 +182,20 @@ def _tool_failed(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> bool:
     """An ``execute_tool`` span of a call id that ended in an error (:func:`_errored`)."""
     return attrs.get("gen_ai.operation.name") == "execute_tool" and attrs.get(TOOL_CALL_ID) not in (None, "") and \
         _errored(span, attrs)
+
+
+def _unnamed_run(span: Mapping[str, Any], attrs: Mapping[str, Any], start: int, where: str) -> openinference.Run | None:
+    """An ``execute_tool`` span that names no call, as its run :func:`openinference.failed_runs` pairs with the call
+    by its tool's name, time and input: ``gen_ai.tool.call.id`` is Recommended, not Required, by the conventions
+    (instrumentations omit it), and OpenInference's TOOL spans of LangChain name none. Its tool is ``tool.name`` or
+    ``gen_ai.tool.name``, else the span's name less the conventions' ``execute_tool`` prefix; its input is
+    ``input.value`` or, opt-in, ``gen_ai.tool.call.arguments``."""
+    if attrs.get("gen_ai.operation.name") != "execute_tool" or attrs.get(TOOL_CALL_ID) not in (None, ""):
+        return None
+    name = attrs.get(openinference.TOOL_NAME) or attrs.get(TOOL_NAME) or \
+        str(span.get("name") or "").removeprefix("execute_tool ")
+    key = openinference.TOOL_INPUT if openinference.TOOL_INPUT in attrs else TOOL_ARGUMENTS
+    return start, str(name), attrs.get(key), _errored(span, attrs), where, key
 
 
 def _errored(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> bool:
@@ -411,7 +427,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     old_style: list[tuple[str, str, dict[str, Any], str, str]] = []  # spans of attributes read not (UNREAD), no
     # messages: (trace, span, attributes, where, family)
     by_session: set[tuple[str, str]] = set()  # (trace, span) whose conversation id is OpenInference's session.id
-    runs: list[tuple[str, str, dict[str, Any], openinference.Run]] = []  # TOOL spans naming no call (LangChain's)
+    runs: list[tuple[str, str, dict[str, Any], openinference.Run]] = []  # tool spans naming no call (_unnamed_run)
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
             yield span
@@ -466,10 +482,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             failed.setdefault(trace, set()).add(call)
             if attrs.get(CONVERSATION):
                 failed.setdefault(f"conversation {attrs[CONVERSATION]}", set()).add(call)
-        if openinference.unnamed_run(attrs):  # paired with its call by name and time (openinference.failed_runs)
-            runs.append((trace, sid, attrs, (start, str(attrs.get(openinference.TOOL_NAME) or span.get("name")),
-                                             attrs.get(openinference.TOOL_INPUT), _errored(span, attrs),
-                                             f"{where}, span {span.get('spanId', n)}")))
+        if (run := _unnamed_run(span, attrs, start, f"{where}, span {span.get('spanId', n)}")) is not None:
+            runs.append((trace, sid, attrs, run))  # paired with its call by name and time (openinference.failed_runs)
         legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
         seen.update(f"gen_ai.{k}.* attributes" for k in legacy)
         completion = openinference.completion(attrs)  # a completion model's prompt, no messages
