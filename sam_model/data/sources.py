@@ -803,7 +803,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 241: as 237 and 240, where a CompactionProvider compacted one record (its messages annotated, "_group", "_excluded", given
 # message ids, its summaries added): every message differed and the folder was refused. Every other folder,
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 241
+# 242: as 239, for a GenAI execute_tool span that names no call (gen_ai.tool.call.id is Recommended, not Required):
+# one that ended in an error flags the result of the one call of its gen_ai.tool.name (else its span's name) it ran,
+# by its gen_ai.tool.call.arguments where several wait (it was flagged never). Every other span, examples/logs and
+# tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 242
 
 
 @dataclass(frozen=True)
