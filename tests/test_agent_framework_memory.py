@@ -534,3 +534,34 @@ def test_two_sam_providers_of_two_users_on_one_agent_are_refused_before_the_mode
     session = same.create_session(agent, "mia") if bound else agent.create_session()
     asyncio.run(agent.run("What is my card?", session=session))
     assert "4111-1111" in client.sent[-1][-1][1] and "5500" not in client.sent[-1][-1][1]
+
+
+def test_another_providers_user_message_between_the_frame_and_the_question_is_left_as_it_is():
+    """A plain ContextProvider after SAM's adds its own user-role context message, between SAM's frame and the
+    user's question: the frame went into that provider's message, and the question reached the model alone, its
+    memories' frame read as the other provider's words. The frame goes with the user's question, each run and in
+    the history a store_context_messages provider keeps; the other provider's message is sent as it added it."""
+    from agent_framework import ContextProvider, InMemoryHistoryProvider, Message
+
+    from sam_model.data.formats.recalls import is_frame
+
+    class Glossary(ContextProvider):
+        async def before_run(self, *, agent, session, context, state) -> None:
+            context.extend_messages(self, [Message(role="user", contents=["Glossary: TEU is a twenty-foot unit."])])
+
+    memory = ScopedMemory(HashingEncoder(64))
+    memory.add("Mia's container is MSCU1111111", user_id="mia", agent_id="desk")
+    sam = SAMContextProvider(memory, agent_id="desk", user_id="mia")
+    client = LayeredClient([say("Noted."), say("Still at Rotterdam.")])
+    keep = InMemoryHistoryProvider(store_context_messages=True)
+    agent = Agent(client=client, instructions="x", context_providers=[keep, sam, Glossary("glossary")])
+    session = agent.create_session()
+    for asked in ("Where is my container?", "And now?"):
+        asyncio.run(agent.run(asked, session=session))
+    for sent in client.sent:
+        users = [text for role, text in sent if role == "user"]
+        assert users.count("Glossary: TEU is a twenty-foot unit.") == len(users) // 2, sent  # untouched, each run
+        framed = [text for text in users if HEAD in text]
+        assert framed and all(t.endswith(("Where is my container?", "And now?")) for t in framed), sent
+    texts = [c.text for c in client.seen_messages[-1].contents]
+    assert is_frame(texts[0]) and "MSCU1111111" in texts[0] and texts[1:] == ["And now?"], texts

@@ -122,7 +122,16 @@ def _is_frame_message(message: Any, source_id: str | None = None) -> bool:
             and source_id in (None, attribution.get("source_id")) and is_frame(getattr(message, "text", "") or ""))
 
 
-def _one_user_turn(source_id: str) -> Any:
+def _is_others(message: Any, histories: frozenset[str]) -> bool:
+    """Whether ``message`` is a user-role context message of a provider that is no history (``histories``: the
+    agent's history providers' source ids): another provider's note, not the user's words. The user's own messages
+    carry no attribution (this run's input) or a history provider's (earlier runs' input)."""
+    attribution = (getattr(message, "additional_properties", None) or {}).get("_attribution")
+    return (str(getattr(message, "role", "")) == "user" and isinstance(attribution, dict)
+            and attribution.get("source_id") not in histories)
+
+
+def _one_user_turn(source_id: str, histories: frozenset[str] = frozenset()) -> Any:
     """A chat middleware of a run's model calls (agent_framework.ChatMiddleware, made here: the module imports
     without the package): each frame message of the provider (this run's, and the earlier runs' a history of
     ``store_context_messages`` holds) and the user's message after it sent as one user message,
@@ -130,7 +139,11 @@ def _one_user_turn(source_id: str) -> Any:
     middleware finding its own frame merged already where another's ran first). Two user messages in a row are refused by the chat templates that
     want user and assistant turns to alternate (Llama 2's, Mistral's: "Conversation roles must alternate").
     Call-local: the session's history and the run's input keep their messages as they were (no history stores the
-    frame in the user's message; one of ``store_context_messages`` keeps the frame's own message, as before)."""
+    frame in the user's message; one of ``store_context_messages`` keeps the frame's own message, as before).
+    Another provider's user-role context message between a frame and the user's message (one listed after this
+    provider) is left as that provider added it and the frame goes with the user's message after it: merged into
+    that note, the memories were sent as the other provider's words and the question alone. ``histories``: the
+    agent's history providers' source ids, whose messages are the user's own of earlier runs."""
     framework = _framework()
 
     class OneUserTurn(framework.ChatMiddleware):
@@ -145,13 +158,17 @@ def _one_user_turn(source_id: str) -> Any:
                 end = at + 1
                 while end < len(messages) and _is_frame_message(messages[end]):  # another SAM provider's frame
                     end += 1
-                if end < len(messages) and str(messages[end].role) == "user":
-                    joined, asked = messages[at:end + 1], messages[end]
+                ask = end  # past other providers' context messages: the frame goes with the user's own message
+                while ask < len(messages) and _is_others(messages[ask], histories):
+                    ask += 1
+                if ask < len(messages) and str(messages[ask].role) == "user":
+                    joined, asked = [*messages[at:end], messages[ask]], messages[ask]
                     merged = framework.Message(role="user", contents=[c for m in joined for c in m.contents],
                                                author_name=asked.author_name, message_id=asked.message_id,
                                                additional_properties=dict(asked.additional_properties))
                     context.record_message_replacement(merged, joined)
-                    messages[at:end + 1] = [merged]
+                    messages[ask] = merged
+                    del messages[at:end]
             await call_next()
 
     return OneUserTurn()
@@ -294,7 +311,9 @@ class SAMContextProvider:
             framework = _framework()
             context.extend_messages(self, [framework.Message(role="user", contents=[framed(listed(hits))])])
             if isinstance(getattr(agent, "client", None), framework.ChatMiddlewareLayer):
-                context.extend_middleware(self.source_id, _one_user_turn(self.source_id))
+                histories = frozenset(p.source_id for p in getattr(agent, "context_providers", None) or ()
+                                      if isinstance(p, framework.HistoryProvider))
+                context.extend_middleware(self.source_id, _one_user_turn(self.source_id, histories))
 
     async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
         scopes = self.scopes(session)
