@@ -833,3 +833,30 @@ def test_sams_preload_after_a_tools_result_goes_in_the_question_not_a_user_turn_
     assert "<PAST_CONVERSATIONS>" in texts[0] and texts[-1] == "Which reservation was it?", texts
     said = json.dumps(json.loads(session.model_dump_json()))
     assert "PAST_CONVERSATIONS" not in said and "Which reservation was it?" in said
+
+
+@needs_adk
+def test_sams_preload_after_a_handoff_and_a_tools_result_goes_in_the_question_not_another_agents_note(adapter):
+    """A coordinator transfers to a sub-agent, which calls a tool: ADK sends the sub-agent the coordinator's turns
+    as "For context:" user contents after the question, and after the tool's result puts the recall last. Its place
+    is the user's question's content (or where ADK's own preload puts it), never inside another agent's note (read
+    as that agent's transcript), never in the session."""
+    store = ScopedMemory(HashingEncoder(64))
+    store.add("Ann's reservation is QX7Z9A", user_id="ann_lee_123", agent_id="airline")
+    model = Scripted(script=[[{"name": "get_user", "args": {"user_id": "ann_lee_123"}}], ["It is QX7Z9A."]],
+                     requests=[])
+    bookings = LlmAgent(name="bookings", model=model, instruction=POLICY, tools=[get_user, adapter.sam_preload_memory])
+    coordinator = LlmAgent(name="coordinator", instruction=POLICY, sub_agents=[bookings], model=Scripted(
+        script=[[{"name": "transfer_to_agent", "args": {"agent_name": "bookings"}}]], requests=[]))
+    session = asyncio.run(run(coordinator, ["Which reservation was it?"], memory=adapter.SAMMemoryService(store)))
+    assert len(model.requests) == 2
+    for request in model.requests:
+        users = [c for c in request.contents if c.role == "user" and not any(p.function_response for p in c.parts)]
+        notes = [c for c in users if any((p.text or "").startswith("For context") for p in c.parts)]
+        assert notes and not any("PAST_CONVERSATIONS" in (p.text or "") for c in notes for p in c.parts), notes
+        asked = next(c for c in users if any(p.text == "Which reservation was it?" for p in c.parts))
+        texts = [p.text for p in asked.parts]
+        assert "<PAST_CONVERSATIONS>" in texts[0] and "QX7Z9A" in texts[0] and texts[-1] == "Which reservation was it?"
+        assert sum("PAST_CONVERSATIONS" in (p.text or "") for c in request.contents for p in c.parts) == 1
+    said = json.dumps(json.loads(session.model_dump_json()))
+    assert "PAST_CONVERSATIONS" not in said and "Which reservation was it?" in said

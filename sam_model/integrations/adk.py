@@ -450,7 +450,8 @@ class SAMPreloadMemoryTool(PreloadMemoryTool):
     the user's content as sent. After a tool's result (a turn the model continues) ADK puts the recall last, a user
     message after the tool's: the templates that check turns past the tool calls and results (Mistral's) read the
     question and the recall as two user turns in a row; there it goes in the question's content, as in the turn's
-    first call (the request the same up to the tool's result). Where the recall is neither (a static instruction's
+    first call (the request the same up to the tool's result), past the notes ADK writes of another agent's turns in
+    a handoff ("For context:", that agent's transcript: the recall once went in the last one). Where the recall is neither (a static instruction's
     prefix), it is left where ADK put it."""
 
     async def process_llm_request(self, *, tool_context: Any, llm_request: Any) -> None:
@@ -474,12 +475,21 @@ def _answers(content: Any) -> bool:
     return any(p.function_response for p in content.parts or ())
 
 
+def _note(content: Any) -> bool:
+    """Whether a user content is ADK's note of another agent's turn (a multi-agent handoff: "For context:" then
+    that agent's call, result or words, quoted): that agent's transcript, not the user's words, so no recall goes
+    in it."""
+    parts = content.parts or ()
+    return content.role == "user" and bool(parts) and (parts[0].text or "").startswith("For context:")
+
+
 def _asked_before(contents: list[Any], at: int) -> int | None:
-    """Where the user's question is that the turn's tool calls and results (only those) follow, up to ``at``; None
-    where another content comes between (the model's words alone, an empty content) or none is there."""
+    """Where the user's question is that the turn's tool calls and results (only those, and other agents' notes of
+    a handoff: :func:`_note`) follow, up to ``at``; None where another content comes between (the model's words
+    alone, an empty content) or none is there."""
     for i in range(at - 1, -1, -1):
         content = contents[i]
-        if content.role == "user" and not _answers(content):
+        if content.role == "user" and not _answers(content) and not _note(content):
             return i if i < at - 1 else None
         if not content.parts or content.role != "user" and not any(p.function_call for p in content.parts):
             return None  # the model's words (a call's own text goes with it), or an empty content
