@@ -134,3 +134,21 @@ def test_events_stored_with_the_shape_reading_are_not_stored_again_or_warned(ada
         assert adapter.SAMMemoryService(store).store_events("shop", "mia", copy.deepcopy(doc["events"]), "s2") == 0
         assert adapter.SAMMemoryService(store).store(doc) == 0
     assert stored(store, **SCOPES, run_id="s2") == before and not caplog.records, caplog.text
+
+
+def test_events_stored_with_todays_reading_are_not_read_again_the_earlier_ways(adapter, monkeypatch):
+    """A delta or session sent again that today's reading tells stored reads no event with an earlier reading
+    (EARLIER): those are made only where today's digest differs, not for every event each call."""
+    store, _, response = _recall(adapter)
+    doc = _second(response)
+    adapter.SAMMemoryService(store).store_events("shop", "mia", copy.deepcopy(doc["events"]), "s2")
+    now, readings = adapter.to_chat, []
+    monkeypatch.setattr(adapter, "to_chat", lambda events, where, **kw: (
+        readings.append((len(events), kw.get("recalls", "owned"))), now(events, where, **kw))[1])
+    service = adapter.SAMMemoryService(store)
+    assert service.store_events("shop", "mia", copy.deepcopy(doc["events"]), "s2") == 0
+    assert [r for r in readings if r[0] == 1 and r[1] != "owned"] == [], readings
+    readings.clear()
+    service = adapter.SAMMemoryService(store)
+    assert service.store(doc) == 0
+    assert [r for r in readings if r[0] == 1 and r[1] != "owned"] == [], readings

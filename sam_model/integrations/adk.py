@@ -204,8 +204,8 @@ class SAMMemoryService(BaseMemoryService):
             for e in events:
                 digest = _said_digest(e, (user_id, app_name))
                 if e["id"] in seen:  # "": read off a memory; the others, as stored before with an earlier reading
-                    changed += [e["id"]] if seen[e["id"]] not in ("", digest, *(_said_digest(
-                        e, (user_id, app_name), then) for then in EARLIER)) else []
+                    changed += [] if seen[e["id"]] == "" or _stored_as(e, (user_id, app_name), seen[e["id"]],
+                                                                        digest) else [e["id"]]
                     continue
                 seen[e["id"]] = digest  # an id twice in one delta: its first stored, as ADK's in-memory service does
                 new.append(e)
@@ -293,8 +293,8 @@ class SAMMemoryService(BaseMemoryService):
         # 0, a session added, then its turn's events, then the session again stored those events twice)
         by_id = to  # each message's event's digest made only while they are stored (a session's first sight)
         while by_id + policy < len(sources) and (e := _id(events, sources[by_id + policy])) is not None \
-                and seen.get(e) in {_content(events, sources[by_id + policy], owner, recalls)
-                                    for recalls in ("owned", *EARLIER)}:
+                and (kept := seen.get(e)) is not None \
+                and _stored_as(events[int(sources[by_id + policy].removeprefix("event "))], owner, kept):
             by_id += 1
         return messages[:by_id + policy]
 
@@ -395,10 +395,9 @@ def _owner(scopes: dict[str, str | None]) -> tuple[str, str]:
     return str(scopes["user_id"]), str(scopes["agent_id"])
 
 
-def _content(events: list[Any], source: str, owner: tuple[str, str], recalls: Recalls = "owned") -> str | None:
+def _content(events: list[Any], source: str, owner: tuple[str, str]) -> str | None:
     """The digest of the event a chat message was read from (_said), None for the policy."""
-    return _said_digest(events[int(source.removeprefix("event "))], owner, recalls) if source.startswith(
-        "event ") else None
+    return _said_digest(events[int(source.removeprefix("event "))], owner) if source.startswith("event ") else None
 
 
 def _said_digest(event: Any, owner: tuple[str, str], recalls: Recalls = "owned") -> str:
@@ -406,6 +405,15 @@ def _said_digest(event: Any, owner: tuple[str, str], recalls: Recalls = "owned")
     however the event was dumped (a session's dump or the event's own, its nulls, by alias or not), its load_memory
     results read as ``recalls`` says (formats.adk.to_chat: an earlier reading, for an event stored then)."""
     return _digests(to_chat([event], "an event", owner=owner, recalls=recalls).messages)[-1]
+
+
+def _stored_as(event: Any, owner: tuple[str, str], kept: str, today: str | None = None) -> bool:
+    """Whether ``kept`` (a stored event's digest) is ``event``'s as read today (``today``, when made already) or
+    with an earlier reading (EARLIER). The earlier readings made only where today's differs: made for every event
+    each call, an add read each event of a delta or session three times over."""
+    if kept == (today if today is not None else _said_digest(event, owner)):
+        return True
+    return any(kept == _said_digest(event, owner, then) for then in EARLIER)
 
 
 def _digests_then(events: list[Any], digests: list[str], owner: tuple[str, str]) -> list[list[str]]:
