@@ -316,3 +316,18 @@ def test_two_users_memories_on_one_agent_are_refused_whatever_the_first_found():
         return clients
 
     assert all(client.calls == [] for client in asyncio.run(run()))
+
+
+def test_a_written_message_is_digested_once_and_found_by_that_digest(monkeypatch):
+    """_write records a message under one digest, made once (a message with an image's base64 was dumped and hashed
+    twice per recall), and _written finds the record by it."""
+    from sam_model.integrations import autogen as adapter
+
+    made = []
+    digest = adapter._digest
+    monkeypatch.setattr(adapter, "_digest", lambda m: made.append(1) or digest(m))
+    message = UserMessage(content=["a frame", "What is my plan?"], source="user").model_dump()
+    record = (1, False, ("mia",), (7,))
+    adapter._write(message, record)
+    assert len(made) == 1
+    assert adapter._written(message) == record

@@ -149,10 +149,13 @@ def _written(message: Mapping[str, Any]) -> Record:
 
 
 def _write(message: dict[str, Any], record: Record) -> dict[str, Any]:
-    """``message`` recorded as :func:`_put` wrote it (:data:`WRITTEN`), the oldest records dropped past the max."""
+    """``message`` recorded as :func:`_put` wrote it (:data:`WRITTEN`), the oldest records dropped past the max. Its
+    digest made once, outside the lock: a message's JSON (an image's base64 in it) was dumped and hashed twice,
+    holding every other context's recall waiting."""
+    key = _digest(message)
     with _WRITTEN_LOCK:
-        WRITTEN[_digest(message)] = record
-        WRITTEN.move_to_end(_digest(message))
+        WRITTEN[key] = record
+        WRITTEN.move_to_end(key)
         while len(WRITTEN) > WRITTEN_MAX:
             WRITTEN.popitem(last=False)
     return message
