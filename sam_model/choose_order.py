@@ -165,6 +165,7 @@ def parse_lexicals(text: str) -> tuple[float, ...] | None:
 
 def build_parser() -> argparse.ArgumentParser:
     from sam_model.evaluation.options import add_log_options, add_search_options
+    from sam_model.training.split_report import MIN_VAL_DECISIONS
 
     ap = argparse.ArgumentParser(prog=cli_name("python -m sam_model.choose_order"),
                                  description="Choose a retriever's store used_order (off, model, latest) and lexical "
@@ -183,8 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also write the choice's record (ordering, rule, table, log) to this JSON file")
     ap.add_argument("--lexical", default=",".join(f"{w:g}" for w in LEXICALS), metavar="W,W,...",
                     help="the store.lexical weights to choose among, jointly with the ordering (each >= 0), or "
-                         "'keep' for the store's own weight alone; a log of fewer than 50 decision points keeps the "
-                         f"store's own with a warning; default {','.join(f'{w:g}' for w in LEXICALS)}")
+                         "'keep' for the store's own weight alone; a log of fewer than "
+                         f"{MIN_VAL_DECISIONS} decision points keeps the store's own with a warning; "
+                         f"default {','.join(f'{w:g}' for w in LEXICALS)}")
     add_log_options(ap, split_help="for a transcript file: read only its fixed train split of task groups, or all "
                                    "(default); 'test' is refused (a choice made on the test split makes its test "
                                    "score no measure)")

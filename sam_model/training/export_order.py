@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sam_model.choose_order import CHOICES, LEXICALS, choose_order, order_table, with_order
 from sam_model.io import SAMFileError
+from sam_model.training.split_report import MIN_VAL_DECISIONS
 
 HELP = ("the store ordering the export serves (StoreConfig.used_order: the memories the task's earlier calls took "
         "values from first): off, model (in the model's order), latest (by their latest use), or auto (each of the "
@@ -34,8 +35,8 @@ ON_HELP = ("with export.used_order auto, the sources whose validation conversati
 LEXICAL_HELP = ("the store's lexical weight the export serves (StoreConfig.lexical: BM25 of the state text mixed into "
                 "the re-rank): a weight >= 0, or auto (chosen jointly with the ordering, with export.used_order "
                 f"auto, over {', '.join(f'{w:g}' for w in LEXICALS)} on the run's validation conversations by "
-                "python -m sam_model.choose_order's rule; fewer than 50 held-out decisions keep the config's weight "
-                "and say so); default: unset, model.store.lexical as the configs give it (0 unless set)")
+                f"python -m sam_model.choose_order's rule; fewer than {MIN_VAL_DECISIONS} held-out decisions keep the "
+                "config's weight and say so); default: unset, model.store.lexical as the configs give it (0 unless set)")
 
 
 def lexical_choice(value, order: str | None) -> float | str | None:
@@ -118,8 +119,6 @@ def export_order(retriever, dm, order: str | None, on: list[str] | None = None, 
     from sam_model.evaluation.run import few_decisions_warning
 
     label = "the run's validation conversations" + (f" of {', '.join(map(str, on))}" if on else "")
-    from sam_model.training.split_report import MIN_VAL_DECISIONS
-
     joint = lexical == "auto"
     weights = (f" at lexical weights {', '.join(f'{w:g}' for w in LEXICALS)}"  # else grid's warning says it is kept
                if joint and len(data.examples) >= MIN_VAL_DECISIONS else "")
