@@ -90,6 +90,8 @@ def test_an_error_level_tool_observation_flags_its_result_failed():
     results = {m["tool_call_id"]: m for m in chat.messages if m["role"] == "tool"}
     assert results["c2"].get("is_error") is True and "is_error" not in results["c1"]
     assert chat.sources[0] == "trace t-1, observation g-1"  # where each message was first sent
+    # the flagged result too: the input that first sent it, not the observation that flagged it
+    assert chat.sources[chat.messages.index(results["c2"])] == "trace t-2, observation g-4"
 
 
 def test_a_call_no_later_input_answers_is_answered_by_its_tool_observation(tmp_path):

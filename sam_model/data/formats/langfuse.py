@@ -263,10 +263,10 @@ def _answered(conv: list[Any], answers: Mapping[str, Mapping[str, Any]], origin:
     messages: list[dict[str, Any]] = []
     sources: list[str] = []
     for m in conv:
+        sources.append(origin.get(_key(m), ""))  # its key as added, before a failure flag is given it
         if m.get("role") == "tool" and _id(m.get("tool_call_id")) in answers:
             m = {**m, **({FAILED: True} if answers[m["tool_call_id"]].get("level") == "ERROR" else {})}
         messages.append(m)
-        sources.append(origin.get(_key(m), origin.get(_key({k: v for k, v in m.items() if k != FAILED}), "")))
         for c in m.get("tool_calls") or () if m.get("role") == "assistant" else ():
             obs = answers.get(_id(c.get("id"))) if isinstance(c, Mapping) else None
             if obs is not None and c["id"] not in answered:
@@ -352,7 +352,7 @@ def _observations(doc: Any, where: str) -> Iterator[tuple[Any, str, str, str]]:
     if isinstance(doc, list):
         for n, item in enumerate(doc):
             yield from _observations(item, f"{where}: item {n}")
-    elif is_page(doc) or (isinstance(doc, Mapping) and isinstance(doc.get("data"), list) and "meta" in doc):
+    elif isinstance(doc, Mapping) and isinstance(doc.get("data"), list) and "meta" in doc:  # a page, empty too
         for n, item in enumerate(doc["data"]):
             yield from _observations(item, f"{where}: data[{n}]")
     elif is_trace(doc):
