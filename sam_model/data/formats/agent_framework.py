@@ -271,7 +271,7 @@ def _attributed(m: Mapping[str, Any]) -> bool:
     """Whether ``m`` is a context provider's message (the framework's ``_attribution`` in its additional properties):
     SAMContextProvider's frame is one, and the same text a user sent (a frame pasted from a trace) is the user's."""
     extra = m.get("additional_properties")
-    return isinstance(extra, Mapping) and isinstance(extra.get("_attribution"), Mapping)
+    return isinstance(extra, Mapping) and isinstance(extra.get(ATTRIBUTION), Mapping)
 
 
 def _text(c: Mapping[str, Any], w: str) -> str:
