@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_formats import openai_messages
 
-from sam_model.data.formats import otel
+from sam_model.data.formats import openinference, otel
 from sam_model.data.formats.base import TranscriptFormatError
 from sam_model.data.transcripts import ImportReport, iter_transcript_events
 
@@ -199,6 +199,20 @@ def test_a_span_not_read_whole_is_refused_naming_file_span_and_attribute(key, va
     err = _error(_with(openinference_spans(openai_messages()), key, value, drop=value is None))
     assert err.startswith("run.jsonl: conversation conv-1: ") and says in err
     assert "in run.jsonl, span " in err and "the conversation is refused whole" in err
+
+
+def test_cut_arguments_and_cut_messages_name_one_cause():
+    """A call's arguments cut at the attribute length limit say what a cut GenAI messages attribute says (one
+    cut_hint): the SDK's limit and a collector's truncating processor, and which attributes' limit to raise."""
+    key = "llm.input_messages.2.message.tool_calls.0.tool_call.function.arguments"
+    err = _error(_with(openinference_spans(openai_messages()), key, '{"user_id": "ann_l'))
+    cut = '[{"role": "user", "parts": [{"type": "text", "content": "ab'
+    try:
+        json.loads(cut)
+    except json.JSONDecodeError as exc:
+        genai = openinference.cut_hint(exc, cut, "a call's arguments")
+    assert genai.replace(f"after {len(cut)} ", "after 18 ") in err
+    assert "a collector processor that truncates attributes" in err
 
 
 def test_an_index_gap_is_refused_and_dropped_attributes_named():

@@ -116,6 +116,19 @@ def failed_runs(runs: Iterable[Run], made: Sequence[Call], answered: Mapping[str
     return failed
 
 
+def cut_hint(exc: ValueError, raw: str, what: str) -> str:
+    """Why an attribute that is no JSON ends there: cut at an attribute length limit (the SDK's
+    ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` / ``SpanLimits``, a collector's truncate), which a long conversation's
+    history reaches first; "is not JSON (Expecting ...: char 4096)" named no cause. Empty where the fault is inside.
+    One text for both span families' readers (the otel reader's messages, a tool call's arguments here); ``what``:
+    the attributes whose limit to raise."""
+    if not (isinstance(exc, json.JSONDecodeError) and stops_mid_json(exc, raw)):
+        return ""
+    return (f"; it stops mid-JSON after {len(raw)} characters: cut by an attribute length limit (the SDK's "
+            "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or SpanLimits, or a collector processor that truncates attributes)? "
+            f"raise or lift the limit for {what}")
+
+
 def messages(attrs: Mapping[str, Any], dropped: Any, roles: Collection[str]) -> dict[str, list[dict[str, Any]]]:
     """The span's OpenInference messages as ``gen_ai.input.messages`` / ``gen_ai.output.messages`` values (GenAI
     messages, ``{"role", "parts"}``); none where the span carries GenAI messages already (both written: a text
@@ -236,11 +249,9 @@ def _calls(at: str, m: Mapping[str, Any], hint: str) -> list[dict[str, Any]]:
             try:
                 json.loads(args) if args.strip() else None
             except (ValueError, RecursionError) as exc:
-                cut = isinstance(exc, json.JSONDecodeError) and stops_mid_json(exc, args)
                 raise Unreadable(f"{where}.function.arguments is not JSON ({str(exc)[:60]})" + (
-                    f"; it stops mid-JSON after {len(args)} characters: cut by an attribute length limit "
-                    "(OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or SpanLimits)? raise or lift it" if cut else
-                    ": the conventions write a call's arguments as JSON text")) from None
+                    cut_hint(exc, args, "a call's arguments")
+                    or ": the conventions write a call's arguments as JSON text")) from None
         parts.append({"type": "tool_call", "id": str(c["tool_call.id"]),
                       "name": _text(f"{where}.function.name", c["tool_call.function.name"]), "arguments": args})
     return parts

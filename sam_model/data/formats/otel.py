@@ -45,7 +45,6 @@ from sam_model.data.formats.base import (
     each,
     read_blocks,
     result_text,
-    stops_mid_json,
     strict_loads,
 )
 from sam_model.data.formats.history import join
@@ -159,23 +158,13 @@ def _messages(raw: Any, where: str, key: str) -> list[Any]:
         try:
             raw = strict_loads(raw, unique=False)  # model output, as files.parse reads it
         except ValueError as exc:
-            raise TranscriptFormatError(where, f"{key} is not JSON ({exc}){_cut_hint(exc, raw)}") from None
+            raise TranscriptFormatError(where, f"{key} is not JSON ({exc})"
+                                        f"{openinference.cut_hint(exc, raw, 'the gen_ai message attributes')}") from None
         except RecursionError:
             raise TranscriptFormatError(where, f"{key} is nested too deeply") from None
     if not isinstance(raw, list):
         raise TranscriptFormatError(where, f"{key} is {json_type(raw)}, expected a list of messages")
     return raw
-
-
-def _cut_hint(exc: ValueError, raw: str) -> str:
-    """Why a messages attribute that is no JSON ends there: cut at an attribute length limit (the SDK's
-    ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` / ``SpanLimits``, a collector's truncate), which a long conversation's
-    history reaches first; "is not JSON (Expecting ...: char 4096)" named no cause. Empty where the fault is inside."""
-    if not (isinstance(exc, json.JSONDecodeError) and stops_mid_json(exc, raw)):
-        return ""
-    return (f"; it stops mid-JSON after {len(raw)} characters: cut by an attribute length limit (the SDK's "
-            "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or SpanLimits, or a collector processor that truncates attributes)? "
-            "raise or lift the limit for the gen_ai message attributes")
 
 
 def _tool_failed(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> bool:
