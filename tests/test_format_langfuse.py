@@ -109,6 +109,18 @@ def test_a_call_no_later_input_answers_is_answered_by_its_tool_observation(tmp_p
     assert chat.sources[-1] == "trace t-lc, observation o-1"
 
 
+def test_a_tool_observation_named_by_no_string_pairs_with_no_call():
+    """Guard: calls are looked up by their tool's name; an observation whose name is none, or no string (a list),
+    answers no call and raises nothing (the call's result is read as the page's input repeats it)."""
+    page = fixture()["v2_page"]
+    page["data"] = page["data"][:3]
+    named = langfuse.to_chat(page["data"], "page.json: trace t-lc")
+    for name in (None, ["get_user"]):
+        data = [{**o, "name": name} if o.get("type") in langfuse.ANSWERS else o for o in page["data"]]
+        chat = langfuse.to_chat(data, "page.json: trace t-lc")
+        assert chat.messages == named.messages[:-1]  # the result only its observation gave is not there
+
+
 def test_the_ui_download_of_one_trace_reads_its_turn(tmp_path):
     """The UI's Download JSON, {"trace", "observations"}: the first turn, up to the words before "yes please"."""
     trace = example_session()[0]

@@ -200,15 +200,18 @@ def to_chat(observations: list[Any], where: str) -> Chat:
     at: dict[str, int] = {}
     after: list[str | None] = []
     origin: dict[str, str] = {}  # a message's key -> the observation that added it
-    calls: list[tuple[datetime, str, str, Any]] = []  # (the generation's start, call id, tool name, arguments)
+    # tool name -> its calls, each (the generation's start, call id, tool name, arguments): a tool observation looks
+    # through its tool's alone (looking through every call of a long session for each was quadratic)
+    calls: dict[str, list[tuple[datetime, str, str, Any]]] = {}
     answers: dict[str, Mapping[str, Any]] = {}  # call id -> the TOOL / SPAN observation that ran it
     results: set[Any] = set()  # the calls a tool message read so far answers: no observation of theirs to come
     unread: list[tuple[str, str]] = []
     unpaired: list[str] = []
     for t, _, obs, w in sorted(seen, key=lambda s: s[:2]):
         if obs.get("type") in ANSWERS:
-            pending = [c for c in calls if c[0] <= t and c[1] not in answers and c[1] not in results
-                       and c[2] == obs.get("name")]
+            name = obs.get("name")
+            pending = [c for c in (calls.get(name, ()) if isinstance(name, str) else ()) if c[0] <= t
+                       and c[1] not in answers and c[1] not in results]
             call = ran(pending, obs.get("input"))
             if call is not None:
                 answers[call] = obs
@@ -234,9 +237,10 @@ def to_chat(observations: list[Any], where: str) -> Chat:
         for m in conv[before:]:
             origin.setdefault(_key(m), w.removeprefix(f"{where}, "))
             results.add(_id(m.get("tool_call_id")) if m.get("role") == "tool" else None)
-        calls += [(t, c["id"], str(c["function"].get("name")), c["function"].get("arguments"))
-                  for m in out for c in m.get("tool_calls") or () if isinstance(c, Mapping)
-                  and isinstance(c.get("function"), Mapping) and _id(c.get("id"))]  # a bad call: refused by the labelling rule
+        for call in [(t, c["id"], str(c["function"].get("name")), c["function"].get("arguments"))
+                     for m in out for c in m.get("tool_calls") or () if isinstance(c, Mapping)
+                     and isinstance(c.get("function"), Mapping) and _id(c.get("id"))]:  # a bad call: refused by the labelling rule
+            calls.setdefault(call[2], []).append(call)
     if unread:
         log.warning("%s: %d generation%s not read (the first: %s: %s): no chat this reader reads (an OpenAI or "
                     "LangChain messages list, or a string); only what a later generation's input repeats of them is "
