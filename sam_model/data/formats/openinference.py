@@ -96,8 +96,12 @@ def failed_runs(runs: Iterable[Run], made: Sequence[Call], answered: Mapping[str
     paired: set[str] = set()
     failed: set[str] = set()
     unsure: list[tuple[str, str]] = []
+    by_tool: dict[str, list[Call]] = {}  # a run looks through its tool's calls alone, not every call each time
+    for c in made:
+        by_tool.setdefault(c[2], []).append(c)
     for t, name, inp, error, w, key in sorted(runs, key=lambda r: (r[0], r[4])):
-        pending = [c for c in made if c[0] <= t and c[2] == name and c[1] not in paired and answered.get(c[1], t) > t]
+        pending = [c for c in by_tool.get(name, ()) if c[0] <= t and c[1] not in paired
+                   and answered.get(c[1], t) > t]
         call = ran(pending, inp, alike=False)
         if call is not None:
             paired.add(call)
