@@ -450,3 +450,35 @@ def test_a_tool_observation_whose_input_is_the_one_arguments_value_pairs_with_it
     results = {m["tool_call_id"]: m for m in chat.messages if m["role"] == "tool"}
     assert results["c-ann"]["content"] == "no such user" and results["c-ann"].get("is_error") is True
     assert results["c-bob"]["content"] == "bob's record" and "is_error" not in results["c-bob"]
+
+
+FALLBACK = "<fully masked due to failed mask function>"  # what langfuse 4.18's span._mask_attribute sends instead
+
+
+@pytest.mark.parametrize("change, role, observation", [
+    (lambda t: t[0].update(input=FALLBACK), "user", "g-1"),  # the mask raised: the whole input replaced
+    (lambda t: t[0].update(output=FALLBACK), "assistant", "g-1"),
+    (lambda t: t[0].update(input=[{"role": "user", "content": "REDACTED"}]), "user", "g-1"),  # the docs' mask
+    (lambda t: t[0].update(input=json.dumps([{"role": "user", "content": [{"type": "text", "text": "__REDACTED__"}]}])),
+     "user", "g-1"),  # OpenInference's hide_inputs, exported to Langfuse: a v2 page's JSON text
+    (lambda t: t[2].update(output=FALLBACK), "tool", "o-bob"),  # the result only a tool observation gives
+])
+def test_a_masked_text_is_refused_naming_its_observation_not_read_as_words(change, role, observation):
+    """A mask's stand-in for the words (the SDK's own when the app's mask function raised, the docs' example
+    mask's, OpenInference's) was read as the words: the user's prompt "<fully masked ...>", memories and labels of
+    words never said. Refused in one line naming trace and observation and what to do."""
+    trace = parallel_trace("ann", "bob")
+    change(trace)
+    with pytest.raises(TranscriptFormatError) as err:
+        langfuse.to_chat(trace, "t.json: trace t-1")
+    said = str(err.value)
+    assert said.startswith(f"t.json: trace t-1, trace t-1, observation {observation}: a {role} message's text is ")
+    assert "\n" not in said and ("mask function" in said or "OPENINFERENCE_HIDE_INPUTS" in said)
+
+
+def test_words_that_hold_a_mask_among_them_are_read():
+    """Guard: a mask that replaced only the sensitive words leaves the rest, words said: read as they are."""
+    trace = parallel_trace("ann", "bob")
+    trace[0]["input"] = [{"role": "user", "content": "Who are ann and bob? My card is REDACTED"}]
+    chat = langfuse.to_chat(trace, "t.json: trace t-1")
+    assert chat.messages[0]["content"] == "Who are ann and bob? My card is REDACTED"

@@ -807,7 +807,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # one that ended in an error flags the result of the one call of its gen_ai.tool.name (else its span's name) it ran,
 # by its gen_ai.tool.call.arguments where several wait (it was flagged never). Every other span, examples/logs and
 # tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 242
+# 243: a Langfuse generation's or tool observation's text that is a mask's stand-in ("<fully masked due to failed mask
+# function>", the SDK's when the app's mask raised; the masking docs' "REDACTED"; OpenInference's __REDACTED__) refuses
+# its conversation: it was read as the user's prompt, the model's answer or the tool's result. Every other trace,
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 243
 
 
 @dataclass(frozen=True)

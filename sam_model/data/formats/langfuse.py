@@ -20,7 +20,8 @@ session's traces, else a trace) is read from its generations in start order, eac
 ``TOOL`` (or ``SPAN``) observation of its name that started after the call, of parallel calls the one whose
 arguments its input holds (:func:`~sam_model.data.formats.history.ran`); one at level ``ERROR`` flags the result as failed (toolstate's extension),
 answered there or in a later input. An input or output of another shape (the
-Responses API's items, several choices) is counted and named in a warning, not guessed at.
+Responses API's items, several choices) is counted and named in a warning, not guessed at. A text that is a mask's
+stand-in (:data:`MASKS`: the SDK's when the app's ``mask`` raised, ``_client/span.py``) is refused, not read as words.
 """
 
 from __future__ import annotations
@@ -40,12 +41,23 @@ from sam_model.data.formats.base import (
     stops_mid_json,
 )
 from sam_model.data.formats.history import decoded, join, ran
+from sam_model.data.formats.openinference import REDACTED
 from sam_model.io import json_type
 
 log = logging.getLogger(__name__)
 TYPES = ("GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR", "EMBEDDING", "GUARDRAIL")
 ANSWERS = ("TOOL", "SPAN")  # observations that may record a tool's run (@observe(as_type="tool"), LangChain's tools)
 OUTPUT_ONLY = ("refusal", "annotations", "audio", "finish_reason")  # what an output has and its repeat has not
+# a whole text that stands for words masked before they were sent -> why, and what to do: read as the words, it
+# became a user's prompt (or a model's answer, a tool's result) and memories of words never said
+MASKS = {
+    "<fully masked due to failed mask function>": "the Langfuse SDK's stand-in when the app's mask function raised "
+    "(its log says \"Masking error\"): fix the mask function and trace again",
+    "REDACTED": "the stand-in of the mask function in Langfuse's masking docs: have the mask replace only the "
+    "sensitive words, or leave this trace out",
+    REDACTED: "OpenInference's stand-in for a text its TraceConfig hides (OPENINFERENCE_HIDE_INPUTS and the like, "
+    "exported to Langfuse): trace with it unset to train on the text",
+}
 FETCH = ("fetch each trace with GET /api/public/traces/{traceId}, or its observations with GET "
          "/api/public/v2/observations?traceId=...&fields=core,basic,io")
 
@@ -104,6 +116,17 @@ def _cut(value: Any) -> bool:
     except (ValueError, RecursionError):
         return False
     return False
+
+
+def _unmasked(m: Mapping[str, Any], where: str) -> None:
+    """Refuse a message whose text is a mask's stand-in (:data:`MASKS`), the words it stands for never said; its
+    conversation is refused whole, as OpenInference's ``__REDACTED__`` is, rather than read without the turn."""
+    content = m.get("content")
+    texts = [content] if isinstance(content, str) else [p.get("text") for p in content if isinstance(p, Mapping)] \
+        if isinstance(content, list) else []
+    mask = next((t.strip() for t in texts if isinstance(t, str) and t.strip() in MASKS), None)
+    if mask is not None:
+        raise TranscriptFormatError(where, f"a {m.get('role')} message's text is {mask!r}, {MASKS[mask]}")
 
 
 def _shape(value: Any) -> str:
@@ -235,6 +258,7 @@ def to_chat(observations: list[Any], where: str) -> Chat:
             log.warning("%s: its input repeats none of the %d messages read so far of %s: its messages are read as "
                         "a new segment after them", w, before, where)
         for m in conv[before:]:
+            _unmasked(m, w)  # new here: each message is checked once, not at each repeat
             origin.setdefault(_key(m), w.removeprefix(f"{where}, "))
             results.add(_id(m.get("tool_call_id")) if m.get("role") == "tool" else None)
         for call in [(t, c["id"], str(c["function"].get("name")), c["function"].get("arguments"))
@@ -275,6 +299,7 @@ def _answered(conv: list[Any], answers: Mapping[str, Mapping[str, Any]], origin:
             obs = answers.get(_id(c.get("id"))) if isinstance(c, Mapping) else None
             if obs is not None and c["id"] not in answered:
                 output = obs.get("output")  # a string as stored (v2: JSON text), data as the API parsed it
+                _unmasked({"role": "tool", "content": output}, _where(obs, where))
                 messages.append({"role": "tool", "tool_call_id": c["id"], "content": output if output is not None
                                  else obs.get("statusMessage") or "", **({FAILED: True} if obs.get("level") == "ERROR"
                                                                           else {})})
