@@ -482,3 +482,33 @@ def test_words_that_hold_a_mask_among_them_are_read():
     trace[0]["input"] = [{"role": "user", "content": "Who are ann and bob? My card is REDACTED"}]
     chat = langfuse.to_chat(trace, "t.json: trace t-1")
     assert chat.messages[0]["content"] == "Who are ann and bob? My card is REDACTED"
+
+
+@pytest.mark.parametrize("side", ["input", "output"])
+@pytest.mark.parametrize("text, says", [
+    ('[{"role": "user", "content": "Who are ann and bob?", "score": NaN}]', "bare NaN is not JSON"),
+    ('{"role": "assistant", "content": "ok", "logprob": -Infinity}', "bare -Infinity is not JSON"),
+    ('{"messages": [{"role": "user", "content": "a"}], "messages": [{"role": "user", "content": "b"}]}',
+     "'messages' is given twice"),
+])
+def test_json_text_the_strict_loader_refuses_is_refused_not_read_as_words(side, text, says):
+    """A stored value that is JSON text every other reader refuses (bare NaN, Infinity, a list given twice under one
+    key: the strict loader, base.strict_loads) was read as the user's (or the model's) words, the JSON text
+    verbatim; Python's json read it, so it was not taken for a value cut short either. Refused in one line naming the
+    observation and what to write instead."""
+    trace = parallel_trace("ann", "bob")[:1]
+    trace[0][side] = text
+    with pytest.raises(TranscriptFormatError) as err:
+        langfuse.to_chat(trace, "t.json: trace t-1")
+    said = str(err.value)
+    assert said.startswith(f"t.json: trace t-1, trace t-1, observation g-1: its {side} is JSON text ")
+    assert says in said and "\n" not in said
+
+
+def test_a_value_cut_after_a_bare_nan_is_refused_by_the_one_loader():
+    """The cut test read with Python's json (a bare NaN passed, then the cut was found): now the strict loader's
+    reading decides, as decoded's does, so the value is refused for the NaN it holds."""
+    trace = parallel_trace("ann", "bob")[:1]
+    trace[0]["input"] = '[{"role": "user", "score": NaN, "content": "Who are ann an'
+    with pytest.raises(TranscriptFormatError, match="its input is JSON text .*bare NaN"):
+        langfuse.to_chat(trace, "t.json: trace t-1")

@@ -811,7 +811,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # function>", the SDK's when the app's mask raised; the masking docs' "REDACTED"; OpenInference's __REDACTED__) refuses
 # its conversation: it was read as the user's prompt, the model's answer or the tool's result. Every other trace,
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 243
+# 244: a Langfuse generation's input or output string that is JSON text the strict loader refuses (a bare NaN or
+# Infinity, a list given twice under one key) refuses its conversation, as every other reader refuses such JSON: it
+# was read as the user's (or the model's) words, the JSON verbatim, and a cut one after a NaN was taken as cut by
+# Python's json. Every other trace, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 244
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from sam_model.data.formats.base import (
     Conversation,
     TranscriptFormatError,
     stops_mid_json,
+    strict_loads,
 )
 from sam_model.data.formats.history import decoded, join, ran
 from sam_model.data.formats.openinference import REDACTED
@@ -105,17 +106,30 @@ def _where(obs: Mapping[str, Any], where: str) -> str:
     return f"{where}, trace {str(obs.get('traceId'))[:80]}, observation {str(obs.get('id'))[:80]}"
 
 
+def _fault(value: Any) -> Exception | None:
+    """Why a string that opens as JSON is not read as JSON, by the loader every reader uses (strict_loads: no bare
+    NaN or Infinity, no object or list given twice under one key, as :func:`~sam_model.data.formats.history.decoded`
+    reads it); None where it reads, or is no JSON text (words)."""
+    if not isinstance(value, str) or value.lstrip()[:1] not in ("[", "{"):
+        return None
+    try:
+        strict_loads(value, unique=False)
+    except (ValueError, RecursionError) as exc:
+        return exc
+    return None
+
+
 def _cut(value: Any) -> bool:
     """Whether a value is JSON text that stops short (a stored value cut by a size limit): not a prompt's words."""
-    if not isinstance(value, str) or value.lstrip()[:1] not in ("[", "{"):
-        return False
-    try:
-        json.loads(value)
-    except json.JSONDecodeError as exc:
-        return stops_mid_json(exc, value)
-    except (ValueError, RecursionError):
-        return False
-    return False
+    exc = _fault(value)
+    return isinstance(exc, json.JSONDecodeError) and stops_mid_json(exc, value)
+
+
+def _refused(value: Any) -> str | None:
+    """What the strict loader refuses in JSON text that Python's json reads (a bare NaN, a list given twice under one
+    key): JSON, not words, so not read as a prompt; None where there is none."""
+    exc = _fault(value)
+    return str(exc) if isinstance(exc, ValueError) and not isinstance(exc, json.JSONDecodeError) else None
 
 
 def _unmasked(m: Mapping[str, Any], where: str) -> None:
@@ -247,6 +261,9 @@ def to_chat(observations: list[Any], where: str) -> Chat:
         if obs.get("output") is None:
             out = []  # a call that returned nothing (it failed): its input is read
         for value, read, what in ((obs.get("input"), inp, "input"), (obs.get("output"), out, "output")):
+            fault = _refused(value) if read and read[0].get("content") is value else None  # a string read as words
+            if fault is not None:
+                raise TranscriptFormatError(w, f"its {what} is JSON text no reader here reads: {fault}")
             if read is None:
                 unread.append((w, f"its {what} is {_shape(decoded(value))}"))
         if inp is None:  # nothing to tell where its messages go
