@@ -512,3 +512,48 @@ def test_a_value_cut_after_a_bare_nan_is_refused_by_the_one_loader():
     trace[0]["input"] = '[{"role": "user", "score": NaN, "content": "Who are ann an'
     with pytest.raises(TranscriptFormatError, match="its input is JSON text .*bare NaN"):
         langfuse.to_chat(trace, "t.json: trace t-1")
+
+
+def long_trace(n: int, window: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A trace of ``n`` generations, each calling search and its input repeating the whole history (the last
+    ``window`` messages after the system prompt where given: a window), a TOOL observation running each call; and the
+    conversation it holds."""
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You help."}, {"role": "user", "content": "go"}]
+    observations = []
+    for i in range(n):
+        call = {"role": "assistant", "tool_calls": [{"id": f"c{i}", "type": "function", "function": {
+            "name": "search", "arguments": json.dumps({"q": i})}}]}
+        at = f"2026-01-05T{10 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}"
+        sent = history if window is None else history[:1] + history[1:][-window:]
+        observations += [{"id": f"g{i}", "traceId": "t", "type": "GENERATION", "startTime": at + "Z",
+                          "input": json.loads(json.dumps(sent)), "output": call},  # a copy, as a file gives each
+                         {"id": f"o{i}", "traceId": "t", "type": "TOOL", "name": "search", "startTime": at + ".5Z",
+                          "input": {"q": i}, "output": f"r{i}"}]
+        history = [*history, call, {"role": "tool", "tool_call_id": f"c{i}", "content": f"r{i}"}]
+    return observations, history
+
+
+def test_a_long_traces_messages_are_read_and_checked_once_not_at_every_repeat(monkeypatch):
+    """Each generation's input repeats the history: each was read (LangChain's calls converted, its key made) and
+    checked whole, so a trace of n calls did n^2/2 messages' work (2,000 calls: 4 million). Counted, not timed: the
+    messages read and checked are a few per message of the conversation."""
+    read, checked = [], []
+    message, to_chat = langfuse._message, langfuse.chat.to_chat
+    monkeypatch.setattr(langfuse, "_message", lambda m: read.append(1) or message(m))
+    monkeypatch.setattr(langfuse.chat, "to_chat", lambda ms, *a, **k: checked.append(len(ms)) or to_chat(ms, *a, **k))
+    observations, history = long_trace(300)
+    chat = langfuse.to_chat(observations, "t.json: trace t")
+    assert chat.messages == history
+    assert len(read) <= 2 * len(history) and sum(checked) <= 3 * len(history)
+
+
+@pytest.mark.parametrize("window", [None, 3, 4])
+def test_an_input_read_from_the_previous_ones_reading_reads_as_read_whole(window, monkeypatch):
+    """Guard: taking what an input repeats of the previous one from that one's reading changes nothing read, a
+    window over the history (its start differs at each call) too."""
+    observations, _ = long_trace(12, window)
+    kept = langfuse.to_chat(copy.deepcopy(observations), "t.json: trace t")
+    monkeypatch.setattr(langfuse._Inputs, "messages", lambda self, raw: [
+        x for m in raw for x in langfuse._blocks(langfuse._message(m))])
+    whole = langfuse.to_chat(observations, "t.json: trace t")
+    assert kept.messages == whole.messages and kept.sources == whole.sources and len(kept.messages) == 2 + 2 * 12

@@ -351,9 +351,11 @@ def failure(value: Any, failed: Any, ok: Any, field: str, where: str) -> dict[st
                                        "leave it out")
 
 
-def each(messages: list[Any], where: str, noun: str = "message") -> Iterator[tuple[int, Mapping[str, Any], str]]:
-    """(index, message, where) for each message, refusing one that is not an object."""
-    for i, m in enumerate(messages):
+def each(messages: list[Any], where: str, noun: str = "message",
+         start: int = 0) -> Iterator[tuple[int, Mapping[str, Any], str]]:
+    """(index, message, where) for each message, refusing one that is not an object; ``start``: the first one's
+    index (the messages a slice of those the file gives)."""
+    for i, m in enumerate(messages, start):
         w = f"{where}, {noun} {i}"
         if not isinstance(m, Mapping):
             raise TranscriptFormatError(w, f"{'an' if noun[0] in 'aeiou' else 'a'} {noun} must be an object, got "

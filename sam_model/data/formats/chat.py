@@ -24,10 +24,12 @@ ROLES = ("system", "developer", "user", "assistant", "tool", "function")  # the 
 ROLE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
 
 
-def to_chat(messages: list[Any], where: str) -> Chat:
+def to_chat(messages: list[Any], where: str, start: int = 0) -> Chat:
+    """``start``: the first message's index in what the file gives (a reader checking only the messages it has not
+    read before names each by its place)."""
     chat = Chat()
     pending: tuple[int, dict[str, Any]] | None = None  # a legacy function_call and its message, awaiting its result
-    for i, m, w in each(messages, where):
+    for i, m, w in each(messages, where, start=start):
         role = m.get("role")
         if role in (None, ""):
             raise TranscriptFormatError(w, "message without 'role' (expected system, user, assistant or tool)")

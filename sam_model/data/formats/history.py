@@ -20,7 +20,7 @@ Call = tuple[Any, str, str, Any]  # a tool call as made: (when, its id, the tool
 
 
 def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
-         key: Callable[[Any], str]) -> bool:
+         key: Callable[[Any], str], keys: list[str] | None = None) -> bool:
     """Add to ``conv`` what one model call adds (``at``: each message's key -> its last place in ``conv``;
     ``after``: per message of ``conv``, the key of the message before it in the call that added it, None for the
     first; both kept up to date). Its input repeats the history, possibly rewritten at the start (a summary over
@@ -32,9 +32,10 @@ def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list
     no turn. The call's messages after the
     anchor are new, bar a leading run that ``conv`` holds after it in the same order (the same call recorded
     twice); those before it are new only where ``conv`` does not hold them. Returns False where the input repeats
-    none of ``conv`` (its messages then start a new segment)."""
+    none of ``conv`` (its messages then start a new segment). ``keys``: those of ``inp`` and ``out``, where the
+    caller has them already."""
     seq = [*inp, *out]
-    keys = [key(m) for m in seq]
+    keys = [key(m) for m in seq] if keys is None else keys
 
     def repeats(q: int, p: int) -> bool:
         """Input message q is conv's message p: it follows what it followed there, or p is the latest and the

@@ -193,8 +193,38 @@ def _blocks(m: dict[str, Any]) -> list[dict[str, Any]]:
     return [*results, *([{**m, "content": rest}] if rest else [])]
 
 
-def _messages(value: Any, output: bool) -> list[dict[str, Any]] | None:
-    """A generation's input (``output``: its output) as chat messages; None where it is no shape read here."""
+class _Inputs:
+    """The messages of each generation's input, read: each input repeats the history, so what it repeats of the
+    previous input as given (equal JSON, compared at C speed) is taken from that one's reading, its messages and
+    their keys, and only the rest is read (each input read whole, a long trace's history was read again at every
+    call: quadratic in its length)."""
+
+    def __init__(self) -> None:
+        self.raw: list[Any] = []  # the previous input's messages as given
+        self.read: list[tuple[list[dict[str, Any]], list[str]]] = []  # each one's messages read, and their keys
+        self.keys: dict[int, str] = {}  # id of a message of ``read`` -> its key (they are alive while held there)
+
+    def messages(self, raw: list[Any]) -> list[dict[str, Any]]:
+        same, most = 0, min(len(raw), len(self.raw))
+        while same < most and raw[same] == self.raw[same]:
+            same += 1
+        for ms, _ in self.read[same:]:  # no longer held: their ids may be another's next
+            for x in ms:
+                del self.keys[id(x)]
+        fresh = [(ms, [_key(x) for x in ms]) for ms in ([*_blocks(_message(m))] for m in raw[same:])]
+        self.keys.update((id(x), k) for ms, ks in fresh for x, k in zip(ms, ks))
+        self.raw, self.read = raw, self.read[:same] + fresh
+        return [x for ms, _ in self.read for x in ms]
+
+    def key(self, m: Any) -> str:
+        """A message's key: as kept where this reading holds it, else made."""
+        k = self.keys.get(id(m))
+        return _key(m) if k is None else k
+
+
+def _messages(value: Any, output: bool, inputs: _Inputs | None = None) -> list[dict[str, Any]] | None:
+    """A generation's input (``output``: its output) as chat messages; None where it is no shape read here.
+    ``inputs``: the previous inputs' reading, for an input that repeats them."""
     value = decoded(value)
     if isinstance(value, str):
         return None if _cut(value) else [{"role": "assistant" if output else "user", "content": value}]
@@ -209,7 +239,8 @@ def _messages(value: Any, output: bool) -> list[dict[str, Any]] | None:
         return _blocks(_message(value))
     if isinstance(value, list) and all(isinstance(m, Mapping) and "role" in m for m in value) and (
             not output or len(value) == 1):
-        return [*system, *(x for m in value for x in _blocks(_message(m)))]
+        return [*system, *(inputs.messages(value) if inputs is not None and not output
+                           else (x for m in value for x in _blocks(_message(m))))]
     return None
 
 
@@ -237,19 +268,23 @@ def to_chat(observations: list[Any], where: str) -> Chat:
     at: dict[str, int] = {}
     after: list[str | None] = []
     origin: dict[str, str] = {}  # a message's key -> the observation that added it
-    # tool name -> its calls, each (the generation's start, call id, tool name, arguments): a tool observation looks
-    # through its tool's alone (looking through every call of a long session for each was quadratic)
+    # tool name -> its calls not answered yet, each (the generation's start, call id, tool name, arguments): a tool
+    # observation looks through its tool's alone, those answered since left out as it does (looking through every
+    # call of a long session for each, then every call of its tool, was quadratic)
     calls: dict[str, list[tuple[datetime, str, str, Any]]] = {}
     answers: dict[str, Mapping[str, Any]] = {}  # call id -> the TOOL / SPAN observation that ran it
     results: set[Any] = set()  # the calls a tool message read so far answers: no observation of theirs to come
     unread: list[tuple[str, str]] = []
     unpaired: list[str] = []
+    inputs = _Inputs()
     for t, _, obs, w in sorted(seen, key=lambda s: s[:2]):
         if obs.get("type") in ANSWERS:
             name = obs.get("name")
             pending = [c for c in (calls.get(name, ()) if isinstance(name, str) else ()) if c[0] <= t
                        and c[1] not in answers and c[1] not in results]
             call = ran(pending, obs.get("input"))
+            if isinstance(name, str) and name in calls:  # every call held was made before it (a generation started earlier, read earlier)
+                calls[name] = [c for c in pending if c[1] != call]
             if call is not None:
                 answers[call] = obs
             elif pending:
@@ -257,7 +292,7 @@ def to_chat(observations: list[Any], where: str) -> Chat:
             continue
         if obs.get("type") != "GENERATION":
             continue
-        inp, out = _messages(obs.get("input"), False), _messages(obs.get("output"), True)
+        inp, out = _messages(obs.get("input"), False, inputs), _messages(obs.get("output"), True)
         if obs.get("output") is None:
             out = []  # a call that returned nothing (it failed): its input is read
         for value, read, what in ((obs.get("input"), inp, "input"), (obs.get("output"), out, "output")):
@@ -269,9 +304,13 @@ def to_chat(observations: list[Any], where: str) -> Chat:
         if inp is None:  # nothing to tell where its messages go
             continue
         out = out or []  # its answer unread: what the next input repeats of it is read there
-        chat.to_chat([*inp, *out], w)  # a bad message is refused here, named by its observation
+        seq = [*inp, *out]
+        keys = [inputs.key(m) for m in seq]
+        for a, b in _runs([i for i, k in enumerate(keys) if k not in at]):  # a bad message is refused here, named by
+            chat.to_chat(seq[a:b], w, start=a)  # its observation; a repeat of one read was checked then (each input
+            # checked whole, every message was checked again at each repeat: quadratic in a long trace)
         before = len(conv)
-        if not join(conv, at, after, inp, out, _key) and before:
+        if not join(conv, at, after, inp, out, _key, keys) and before:
             log.warning("%s: its input repeats none of the %d messages read so far of %s: its messages are read as "
                         "a new segment after them", w, before, where)
         for m in conv[before:]:
@@ -292,6 +331,17 @@ def to_chat(observations: list[Any], where: str) -> Chat:
                     "where a later input repeats them, else not", where, len(unpaired), "s" if len(unpaired) > 1
                     else "", unpaired[0])
     return _answered(conv, answers, origin, where)
+
+
+def _runs(indices: list[int]) -> Iterator[tuple[int, int]]:
+    """Ascending indices as runs of consecutive ones, each ``(first, last + 1)``."""
+    start = None
+    for n, i in enumerate(indices):
+        if start is None:
+            start = i
+        if n + 1 == len(indices) or indices[n + 1] != i + 1:
+            yield start, i + 1
+            start = None
 
 
 def _id(value: Any) -> str | None:
