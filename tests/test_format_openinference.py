@@ -21,6 +21,8 @@ from sam_model.data.transcripts import ImportReport, iter_transcript_events
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SPANS, DUAL = FIXTURES / "openinference_spans.jsonl", FIXTURES / "openinference_genai_spans.jsonl"
+HIDDEN = FIXTURES / "openinference_hidden_spans.jsonl"  # OPENINFERENCE_HIDE_INPUT_MESSAGES and _OUTPUT_MESSAGES
+DUAL_HIDDEN = FIXTURES / "openinference_genai_hidden_spans.jsonl"  # the GenAI attributes too, input messages hidden
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "logs" / "openinference-traces.json"
 
 
@@ -241,7 +243,9 @@ def _scripted():
                     reason="openinference-instrumentation-openai is not installed (the fixture's side venv: see "
                            "tests/fixtures/openinference_scripted.py)")
 @pytest.mark.parametrize("kw,fixture", [({}, SPANS), ({"dual": True}, DUAL),
-                                        ({"max_attributes": 30}, FIXTURES / "openinference_limited_spans.jsonl")])
+                                        ({"max_attributes": 30}, FIXTURES / "openinference_limited_spans.jsonl"),
+                                        ({"hide": ("hide_input_messages", "hide_output_messages")}, HIDDEN),
+                                        ({"dual": True, "hide": ("hide_input_messages",)}, DUAL_HIDDEN)])
 def test_live_spans_read_as_the_fixture(kw, fixture, tmp_path):
     """The installed instrumentation's spans of the scripted runs, now, read as the checked-in fixture's (the same
     conversations, the same errors but for the file's name)."""
@@ -526,3 +530,48 @@ def test_a_failed_tool_span_without_a_call_id_whose_result_no_call_read_is_said(
     said = [r.getMessage() for r in caplog.records if "no tool call id" in r.getMessage()]
     assert len(said) == 1 and ": no call of cancel made before it has a result read after it): the result of its " \
         "call is not flagged as failed" in said[0]
+
+
+def _without(doc: dict, prefix: str, **values: str) -> dict:
+    """The spans with no attribute under ``prefix`` and the given ``input.*`` / ``output.*`` values (None: left
+    out), as a TraceConfig's hide_* settings write them (openinference.instrumentation.config.TraceConfig.mask)."""
+    doc = copy.deepcopy(doc)
+    for span in _spans(doc):
+        if any(a["key"].startswith(prefix) for a in span["attributes"]):
+            span["attributes"] = [a for a in span["attributes"] if not a["key"].startswith(prefix)
+                                  and a["key"].replace(".", "_") not in values]
+            span["attributes"] += [attr(k.replace("_", ".", 1), v) for k, v in values.items() if v is not None]
+    return doc
+
+
+def test_messages_hidden_from_their_attributes_are_read_from_the_request_and_response_json(tmp_path):
+    """OPENINFERENCE_HIDE_INPUT_MESSAGES (and _OUTPUT_MESSAGES) leave out llm.input_messages.* (and
+    llm.output_messages.*) but not input.value (output.value), the request's JSON (the response's): the spans were
+    read with no user's words and no tool's results, each call unanswered, without a word (the outputs hidden too,
+    refused as holding no messages). Read from the JSON, the same events as the messages' attributes give."""
+    assert not any(a["key"].startswith("llm.input_messages.") for s in _spans(lines(HIDDEN)[0])
+                   for a in s["attributes"])
+    assert events(HIDDEN) == events(SPANS)
+    # written with the GenAI attributes too: their conversion had no input messages to copy; the span is read whole
+    # as its OpenInference twin (its GenAI output beside an input read from the JSON read every call twice)
+    assert not any(a["key"] == "gen_ai.input.messages" for s in _spans(lines(DUAL_HIDDEN)[0]) for a in s["attributes"])
+    assert events(DUAL_HIDDEN) == events(SPANS)
+    (path := tmp_path / "inputs-hidden.json").write_text(json.dumps(_without(lines(SPANS)[0],
+                                                                             "llm.input_messages.")))
+    assert events(path) == events(SPANS)
+
+
+def test_an_input_hidden_whole_is_refused_naming_the_setting():
+    """OPENINFERENCE_HIDE_INPUTS: no llm.input_messages.*, input.value __REDACTED__, no mime type; the span was read
+    as the model's outputs alone, silently. Refused naming the setting."""
+    doc = _without(lines(SPANS)[0], "llm.input_messages.", input_value="__REDACTED__", input_mime_type=None)
+    errs = [str(c) for c in read(doc) if isinstance(c, TranscriptFormatError) and ", span " in str(c)]
+    assert len(errs) == 2 and all("input.value is __REDACTED__ and the span has no llm.input_messages.*" in e
+                                  and "OPENINFERENCE_HIDE_INPUTS" in e and "\n" not in e for e in errs)
+
+
+def test_an_input_value_that_is_no_chat_request_is_not_read_as_messages(caplog):
+    """Guard: only a JSON chat request is read so: a text input.value (text/plain) gives no messages, as before."""
+    doc = _without(lines(SPANS)[0], "llm.input_messages.", input_mime_type="text/plain")
+    got = {c.episode_id: c for c in read(doc)}
+    assert all(m["role"] == "assistant" for c in got.values() for m in c.messages)

@@ -815,7 +815,13 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # Infinity, a list given twice under one key) refuses its conversation, as every other reader refuses such JSON: it
 # was read as the user's (or the model's) words, the JSON verbatim, and a cut one after a NaN was taken as cut by
 # Python's json. Every other trace, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 244
+# 245: an OpenInference LLM span without llm.input_messages.* (llm.output_messages.*), hidden by
+# OPENINFERENCE_HIDE_INPUT_MESSAGES (_OUTPUT_MESSAGES), is read from its input.value (output.value) where the mime type
+# is application/json and it is a chat request (a completion of one choice): it was read without the user's words and
+# the tools' results, its calls unanswered; with the GenAI attributes too, read whole from its OpenInference ones. An
+# input.value of __REDACTED__ (OPENINFERENCE_HIDE_INPUTS) with no messages refuses its conversation. Every span with
+# its messages, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 245
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ without an id (its result could not be paired), arguments that are not JSON text
 JSON; text that is not was cut by a length limit), a text the instrumentation hid (``__REDACTED__``), messages
 written as one attribute (not the conventions' layout), a message index missing or a message without a role (the plain
 OpenTelemetry SDK keeps 128 attributes a span and drops the oldest first, the history's first messages; a span says
-how many it dropped) are refused, naming the attribute.
+how many it dropped) are refused, naming the attribute. Messages the instrumentation hid
+(OPENINFERENCE_HIDE_INPUT_MESSAGES) are read from the request's JSON its ``input.value`` still holds
+(:func:`_from_value`); that value hidden too is refused.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from sam_model.data.formats.base import stops_mid_json
+from sam_model.data.formats.base import stops_mid_json, strict_loads
 from sam_model.data.formats.history import Call, ran
 from sam_model.io import json_type
 
@@ -135,16 +137,19 @@ def cut_hint(exc: ValueError, raw: str, what: str) -> str:
 
 def messages(attrs: Mapping[str, Any], dropped: Any, roles: Collection[str]) -> dict[str, list[dict[str, Any]]]:
     """The span's OpenInference messages as ``gen_ai.input.messages`` / ``gen_ai.output.messages`` values (GenAI
-    messages, ``{"role", "parts"}``); none where the span carries GenAI messages already (both written: a text
-    hidden in its OpenInference attributes is refused still, as the conversion copied the word) or no
-    OpenInference ones. ``dropped``: the span's ``droppedAttributesCount``, named where a message is incomplete;
+    messages, ``{"role", "parts"}``), from its flattened attributes or, where the instrumentation hid them, its
+    request's or response's JSON (:func:`_from_value`); none where the span carries GenAI messages already (both
+    written: a text hidden in its OpenInference attributes is refused still, as the conversion copied the word),
+    bar a side's hidden, or no OpenInference ones. ``dropped``: the span's ``droppedAttributesCount``, named where a message is incomplete;
     ``roles``: those the GenAI reader reads (a role beside them is refused here, naming its attribute). Raises
     :class:`Unreadable`."""
-    if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
+    written = {k for k in ("gen_ai.input.messages", "gen_ai.output.messages") if k in attrs}
+    if written:
         for key, v in attrs.items():  # converted from these as written: a hidden text is in them too
             if v == REDACTED and key.startswith((f"{INPUT}.", f"{OUTPUT}.")):
                 _text(key, v)
-        return {}
+        if len(written) == 2:
+            return {}
     hint = _dropped_hint(dropped)
     out = {}
     for prefix, key in ((INPUT, "gen_ai.input.messages"), (OUTPUT, "gen_ai.output.messages")):
@@ -152,9 +157,72 @@ def messages(attrs: Mapping[str, Any], dropped: Any, roles: Collection[str]) -> 
             raise Unreadable(f"{prefix} is one attribute ({json_type(attrs[prefix])}), not the conventions' "
                              f"flattened {prefix}.N.message.*: a layout this reader does not read; export the "
                              "instrumentation's attributes as it writes them")
-        found = _indexed(attrs, prefix, hint)
+        found = _indexed(attrs, prefix, hint) or _indexed(_from_value(attrs, prefix), prefix, hint)
         if found:
             out[key] = [_message(f"{prefix}.{i}.", m, hint, roles) for i, m in enumerate(found)]
+    # written both ways, one side's messages hidden (the conversion had none to copy): the span is read whole as its
+    # OpenInference twin, the hidden side from its JSON value (one side of each conversion: a call's arguments
+    # compared as text against an object, every message was read twice); else its GenAI messages, as written
+    return {} if written and out.keys() <= written else out
+
+
+def _from_value(attrs: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """An LLM span's messages as the instrumentation writes them of the request (response) JSON its ``input.value``
+    (``output.value``) holds, where it wrote none: OPENINFERENCE_HIDE_INPUT_MESSAGES (_OUTPUT_MESSAGES) leaves out
+    the messages, not the value (the span was read without the user's words and the tools' results, its calls
+    unanswered, without a word). Read only where the mime type says JSON and it is a chat request (``messages``) or
+    a chat completion of one choice; a value hidden too (OPENINFERENCE_HIDE_INPUTS) is refused."""
+    if str(attrs.get(KIND, "")).upper() != "LLM" or any(k.startswith(f"{prefix}.") for k in attrs):
+        return {}
+    side = "input" if prefix == INPUT else "output"
+    value = attrs.get(f"{side}.value")
+    if value == REDACTED:
+        raise Unreadable(f"{side}.value is {REDACTED} and the span has no {prefix}.*: the instrumentation hid the "
+                         f"model call's {side} (OPENINFERENCE_HIDE_{side.upper()}S, or its TraceConfig's "
+                         f"hide_{side}s); trace with it unset to train on the conversation")
+    if attrs.get(f"{side}.mime_type") != "application/json" or not isinstance(value, str):
+        return {}
+    try:
+        doc = strict_loads(value, unique=False)
+    except (ValueError, RecursionError) as exc:
+        raise Unreadable(f"{side}.value is not JSON ({str(exc)[:60]})" + (
+            cut_hint(exc, value, f"{side}.value") if isinstance(exc, ValueError) else "")) from None
+    if prefix == INPUT:
+        sent = doc.get("messages") if isinstance(doc, Mapping) else None
+    else:
+        choices = doc.get("choices") if isinstance(doc, Mapping) else None
+        sent = [choices[0]["message"]] if isinstance(choices, list) and len(choices) == 1 and isinstance(
+            choices[0], Mapping) and isinstance(choices[0].get("message"), Mapping) else None
+    if not isinstance(sent, list) or not all(isinstance(m, Mapping) and "role" in m for m in sent):
+        return {}  # not a chat request or completion (the Responses API's): no messages, as before
+    return {f"{prefix}.{i}.{k}": v for i, m in enumerate(sent) for k, v in _flattened(m).items()}
+
+
+def _flattened(m: Mapping[str, Any]) -> dict[str, Any]:
+    """One OpenAI chat message as the OpenAI instrumentation flattens it (``_request_attributes_extractor``): its
+    role, call id, text (or its parts, text and image), and its calls."""
+    out: dict[str, Any] = {"message.role": m.get("role")}
+    if m.get("tool_call_id"):
+        out["message.tool_call_id"] = m["tool_call_id"]
+    content = m.get("content")
+    if isinstance(content, str) and content:
+        out["message.content"] = content
+    elif isinstance(content, list):
+        for k, part in enumerate(content):
+            at = f"message.contents.{k}.message_content"
+            kind = part.get("type") if isinstance(part, Mapping) else json_type(part)
+            out[f"{at}.type"] = "image" if kind == "image_url" else kind
+            if kind == "text":
+                out[f"{at}.text"] = part.get("text") or ""
+            elif kind == "image_url":
+                image = part.get("image_url")
+                out[f"{at}.image.image.url"] = image.get("url") if isinstance(image, Mapping) else image
+    for j, c in enumerate(m.get("tool_calls") or ()):
+        at = f"message.tool_calls.{j}.tool_call"
+        function = c.get("function") if isinstance(c, Mapping) else None
+        function = function if isinstance(function, Mapping) else {}
+        out.update({f"{at}.id": c.get("id") if isinstance(c, Mapping) else None,
+                    f"{at}.function.name": function.get("name"), f"{at}.function.arguments": function.get("arguments")})
     return out
 
 
