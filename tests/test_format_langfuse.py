@@ -476,6 +476,22 @@ def test_a_masked_text_is_refused_naming_its_observation_not_read_as_words(chang
     assert "\n" not in said and ("mask function" in said or "OPENINFERENCE_HIDE_INPUTS" in said)
 
 
+@pytest.mark.skipif(importlib.util.find_spec("langfuse") is None,
+                    reason="langfuse is not installed (tests/fixtures/langfuse_traces.py says how, in a venv of its own)")
+def test_the_sdks_own_stand_in_for_a_failed_mask_is_one_the_reader_refuses():
+    """The string the installed SDK sends for an input when the app's mask function raises is one of langfuse.MASKS."""
+    from types import SimpleNamespace
+
+    from langfuse._client.span import LangfuseObservationWrapper
+
+    def mask(**_: Any) -> Any:
+        raise ValueError("a mask that fails")
+
+    client = SimpleNamespace(_langfuse_client=SimpleNamespace(_mask=mask))
+    sent = LangfuseObservationWrapper._mask_attribute(client, data=[{"role": "user", "content": "my card"}])
+    assert sent == FALLBACK and sent in langfuse.MASKS
+
+
 def test_words_that_hold_a_mask_among_them_are_read():
     """Guard: a mask that replaced only the sensitive words leaves the rest, words said: read as they are."""
     trace = parallel_trace("ann", "bob")
