@@ -384,20 +384,25 @@ def test_the_recall_goes_right_before_the_question_it_was_searched_by(adapter, m
 
 def test_the_reader_reads_a_frame_in_the_users_message_as_it_read_a_frame_message_of_its_own():
     """A context saved before 2026-12-07 holds the recall as a UserMessage of its own (source sam_memory), one saved
-    after as the first parts of the user's message: both read as the user's words, the frame counted. A user's
-    string that pastes a frame, or a list of that paste alone, is the user's words."""
-    from sam_model.data.formats.recalls import HEADER
+    after as the first parts of the user's message, its tag naming the ref of the user's parts after it: both read
+    as the user's words, the frame counted. A user's string that pastes a frame, a list of that paste alone, or a
+    list that opens with a frame naming no ref of the parts after it (pasted) is the user's words."""
+    from sam_model.data.formats.recalls import HEADER, ref
     from sam_model.integrations.scopes import framed, numbered
 
-    frame = framed(f"{HEADER}\n{numbered([{'memory': 'Mia laptop is CT-487926'}])}")
+    recalled = f"{HEADER}\n{numbered([{'memory': 'Mia laptop is CT-487926'}])}"
+    frame, bound = framed(recalled), framed(recalled, ref=ref("Which laptop?"))
     answer = {"type": "AssistantMessage", "content": "CT-487926.", "source": "desk"}
     before = [{"type": "UserMessage", "content": frame, "source": "sam_memory"},
               {"type": "UserMessage", "content": "Which laptop?", "source": "user"}, answer]
-    after = [{"type": "UserMessage", "content": [frame, "Which laptop?"], "source": "user"}, answer]
+    after = [{"type": "UserMessage", "content": [bound, "Which laptop?"], "source": "user"}, answer]
     read = [reader.to_chat(m, "saved state") for m in (before, after)]
     assert read[0].messages == read[1].messages and [m["content"] for m in read[1].messages] == [
         "Which laptop?", "CT-487926."]
     assert read[0].ignored["memory"] == read[1].ignored["memory"] == 1
+    for parts in ([frame, "Which laptop?"], [bound, "Which dock?"], [bound, "Which laptop?", "And my dock?"]):
+        chat = reader.to_chat([{"type": "UserMessage", "content": parts, "source": "user"}, answer], "saved state")
+        assert chat.messages[0]["content"] == "\n".join(parts) and not chat.ignored["memory"]
     for pasted in (frame, [frame]):
         chat = reader.to_chat([{"type": "UserMessage", "content": pasted, "source": "user"}, answer], "saved state")
         assert chat.messages[0]["content"] == frame and not chat.ignored["memory"]

@@ -107,7 +107,7 @@ def test_the_model_receives_the_recall_in_the_users_message_never_two_user_turns
         assert all(a != b for a, b in zip(roles, roles[1:])), roles
         content = messages[-1].content
         if not vision:  # AssistantAgent's text of a multimodal message: its parts joined by lines
-            assert isinstance(content, str) and content.count("<sam_memories>\n") == 2, content
+            assert isinstance(content, str) and content.count("<sam_memories ref=") == 2, content
             continue
         assert isinstance(content, list) and len(content) == 3 and all(map(is_frame, content[:2])), content
         assert "CT-487926" in content[0] and "ships with a dock" in content[1]
@@ -331,3 +331,88 @@ def test_a_written_message_is_digested_once_and_found_by_that_digest(monkeypatch
     adapter._write(message, record)
     assert len(made) == 1
     assert adapter._written(message) == record
+
+
+def _forget() -> None:
+    """Empty the record of the messages the adapter wrote, as a new process starts with (the module the agent's
+    memory class is of: tests/test_autogen_memory.py may have loaded it again)."""
+    SAMAutoGenMemory.update_context.__globals__["WRITTEN"].clear()
+
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def test_the_reader_tells_a_users_pasted_frame_from_the_adapters_by_the_saved_state_alone():
+    """A user's multimodal message whose first text part is an exact frame (pasted from a log), saved by an agent
+    whose memory found nothing for it and by one whose memory put its recall before it: the reader, given the saved
+    states alone (no record of this process), reads the pasted frame as the user's words and counts the adapter's
+    recall only (each was read by its shape as a recall, the user's words lost from training)."""
+    from autogen_agentchat.messages import MultiModalMessage
+    from autogen_core import Image
+
+    store = ScopedMemory(HashingEncoder(64))
+    mia, bob = SAMAutoGenMemory(store, user_id="mia"), SAMAutoGenMemory(store, user_id="bob")
+
+    async def run() -> tuple[str, list[dict], list[dict]]:
+        await mia.add(MemoryContent(content="Mia's laptop is CT-487926", mime_type="text/plain"))
+        agent, _ = _agent(UnboundedChatCompletionContext(), [mia])
+        await agent.run(task="Which laptop do I have?")
+        pasted = (await agent._model_context.get_messages())[0].content[0]
+        message = MultiModalMessage(content=[pasted, Image.from_base64(PIXEL)], source="user")
+        await agent.run(task=message)
+        alone, _ = _agent(UnboundedChatCompletionContext(), [bob])  # Bob has no memories: no recall
+        await alone.run(task=message)
+        states = [(await a.save_state())["llm_context"]["messages"] for a in (agent, alone)]
+        return pasted, *states
+
+    pasted, recalled, alone = asyncio.run(run())
+    _forget()  # the reader reads the saved log alone; so does the adapter in another process
+    for messages, frames in ((recalled, 1), (alone, 0)):
+        chat = reader.to_chat(messages, "saved state")
+        users = [m["content"] for m in chat.messages if m["role"] == "user"]
+        assert users[-1] == pasted and chat.ignored["memory"] == frames, (users, chat.ignored)
+        assert chat.ignored["image"] == 1
+
+
+def test_a_state_loaded_in_another_process_loses_the_earlier_runs_frames_not_the_users_words():
+    """A context saved in one process and loaded into a new agent in another (here: the process's record of the
+    messages the adapter wrote emptied, new agent and memory objects): the frames of the runs before were not
+    recognised as the adapter's, so each process's runs stacked a stale recall more, and a run retried there after
+    its model call failed kept the failed run's frames beside its own. Each saved state holds the newest run's
+    frames only, the earlier questions given back as the user sent them."""
+    from autogen_agentchat.messages import MultiModalMessage
+    from autogen_core import Image
+
+    store = ScopedMemory(HashingEncoder(64))
+    image = Image.from_base64(PIXEL)
+
+    async def process(saved: dict | None, task: Any, fails: int = 0) -> tuple[dict, Flaky]:
+        _forget()
+        mia = SAMAutoGenMemory(store, user_id="mia")
+        client = Flaky(True, fails)
+        agent = AssistantAgent("helpdesk", model_client=client, memory=[mia],
+                               model_context=UnboundedChatCompletionContext())
+        if saved is not None:
+            await agent.load_state(saved)
+        try:
+            await agent.run(task=task)
+        except ConnectionError:
+            pass
+        return await agent.save_state(), client
+
+    async def run() -> tuple[list[dict], Flaky]:
+        await SAMAutoGenMemory(store, user_id="mia").add(
+            MemoryContent(content="Mia's laptop is CT-487926", mime_type="text/plain"))
+        saved, _ = await process(None, "Which laptop do I have?")
+        saved, _ = await process(saved, MultiModalMessage(content=["Is this my laptop?", image], source="user"))
+        saved, _ = await process(saved, "Is my laptop under warranty?", fails=1)
+        saved, client = await process(saved, None)  # the failed run retried in a process of its own
+        return saved["llm_context"]["messages"], client
+
+    messages, client = asyncio.run(run())
+    users = [m["content"] for m in messages if m["type"] == "UserMessage"]
+    assert users[0] == "Which laptop do I have?", users
+    assert users[1][0] == "Is this my laptop?" and len(users[1]) == 2, users[1]
+    assert [is_frame(p) for p in users[2]] == [True, False] and users[2][1] == "Is my laptop under warranty?"
+    sent = client.calls[-1][-1].content
+    assert [is_frame(p) for p in sent] == [True, False], sent

@@ -93,3 +93,20 @@ def test_a_frame_the_user_sent_is_the_users_words():
                                      {"type": "AssistantMessage", "content": "Recalls.", "source": "desk"}], "saved")
         assert [m["content"] for m in ag.messages if m["role"] == "user"] == ([text, "Why?"] if kept else ["Why?"])
         assert ag.ignored["memory"] == (0 if kept else 1)
+
+
+def test_a_frame_names_the_ref_of_the_parts_after_it_and_only_a_bound_one_leads_them():
+    """A frame in a user's message names the ref of the user's parts after it; leading_frames counts only frames that
+    bind what follows them (a pasted frame binds the message it was copied from), and says whether that was a
+    string. A forged ref of another shape is no frame."""
+    from sam_model.data.formats.recalls import leading_frames, ref
+
+    frame = framed(listed(FOUND), ref=ref("Which laptop?"))
+    assert is_frame(frame) and '<sam_memories ref="' in frame
+    assert leading_frames([frame, "Which laptop?"]) == (1, True)
+    assert leading_frames([frame, "Which dock?"]) == (0, False)
+    assert leading_frames([framed(listed(FOUND)), "Which laptop?"]) == (0, False)
+    parts = [frame, "Which dock?"]
+    outer = framed(listed(FOUND), ref=ref(parts))
+    assert leading_frames([outer, *parts]) == (1, False)  # the recall before a pasted frame: the paste is the user's
+    assert not is_frame(frame.replace('ref="', 'ref="x', 1))

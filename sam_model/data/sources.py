@@ -821,7 +821,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # the tools' results, its calls unanswered; with the GenAI attributes too, read whole from its OpenInference ones. An
 # input.value of __REDACTED__ (OPENINFERENCE_HIDE_INPUTS) with no messages refuses its conversation. Every span with
 # its messages, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 245
+# 246: an AutoGen UserMessage whose list content opens with exact frames reads them as SAMAutoGenMemory's recall only
+# where each frame's tag names the ref of the parts after them (the adapter writes it since): a frame a user pasted as
+# a multimodal message's first part (or after the recall) was counted as the recall, the user's words lost; a frame
+# without a ref in a list is the user's. Every other log, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 246
 
 
 @dataclass(frozen=True)

@@ -258,7 +258,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         elif kind == "UserMessage" and m.get("source") == SOURCE and isinstance(content, str) and is_frame(content):
             chat.ignored["memory"] += 1  # SAMAutoGenMemory's recall, framed as data: no one's words
         elif kind == "UserMessage":
-            framed = leading_frames(content)  # SAMAutoGenMemory's recall before the user's words: no one's
+            framed = leading_frames(content)[0]  # SAMAutoGenMemory's recall before the user's words: no one's
             chat.ignored["memory"] += framed
             words = _user(content[framed:] if framed else content, w, chat)
             if words:

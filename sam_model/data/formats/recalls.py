@@ -1,10 +1,13 @@
 """SAM's own recall in an agent's log: the head its recall tools' output opens with, and the marker stored in its
 place. A recall's memories are the store's already: read again from a log (a smolagents memory dump the agent ran
 with SAMRecallTool), each recall copied them into the training data and the bank under a new step. Here, not in
-sam_model.integrations.scopes, as the log readers need it and the core imports no adapter. Imports nothing."""
+sam_model.integrations.scopes, as the log readers need it and the core imports no adapter. Imports nothing but the
+standard library."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 
 TOOL = "recall_memory"  # the adapters' recall tools' name
@@ -31,6 +34,9 @@ def tag_re(tags: tuple[str, ...]) -> re.Pattern[str]:
 
 OWN_TAG = tag_re((TAG,))
 _COUNTED = re.compile(rf"{re.escape(HEAD)} \((\d+) memor(?:y|ies)\)")
+# the tag line of a frame put in a user's message before the user's parts (SAMAutoGenMemory's): the frame's ref, a
+# digest of those parts (:func:`ref`), what tells it from a user's paste in the saved log alone (:func:`leading_frames`)
+_REF = re.compile(rf'<{TAG} ref="([0-9a-f]{{16}})">')
 
 
 def is_frame(text: str) -> bool:
@@ -39,7 +45,8 @@ def is_frame(text: str) -> bool:
     already. Only that: a user's message that quotes the tag or the head (pasted from a log) is the user's, and read
     as a frame it was dropped from the training data and the store."""
     lines = text.split("\n")
-    if len(lines) < 5 or lines[:2] != [NOTE.format(frame=f"<{TAG}> below"), f"<{TAG}>"] or lines[-1] != f"</{TAG}>":
+    if (len(lines) < 5 or lines[0] != NOTE.format(frame=f"<{TAG}> below") or lines[-1] != f"</{TAG}>"
+            or (lines[1] != f"<{TAG}>" and not _REF.fullmatch(lines[1]))):
         return False
     body = lines[2:-1]
     if any(OWN_TAG.search(line) for line in body):
@@ -51,17 +58,42 @@ def is_frame(text: str) -> bool:
     return n > 0 and _end(body, 1, n) == len(body)
 
 
-def leading_frames(content: object) -> int:
+def ref(content: object) -> str:
+    """The ref of a frame put before a user's ``content`` (a string, or a list of strings and images): a digest of
+    its text, each image as null (an image's base64 is PIL's, written again at each load_state, not the user's bytes).
+    A frame a user pastes from a log carries the ref of the message it was copied from, not of the parts after it."""
+    parts = [p if isinstance(p, str) else None for p in content] if isinstance(content, list) else content
+    text = json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def leading_frames(content: object) -> tuple[int, bool]:
     """How many parts lead a message's list of content parts as an adapter's frames put in the user's message
     (SAMAutoGenMemory's since 2026-12-07: a frame its own message made two user turns in a row, which the chat
-    templates that want turns to alternate refuse): each exactly a frame (:func:`is_frame`), a part after them (the
-    user's own: a frame alone is no question's). A string content, a user's paste of a frame, has none."""
+    templates that want turns to alternate refuse), and whether the user's content after them was a string. Each is
+    exactly a frame (:func:`is_frame`) whose tag names the :func:`ref` of the parts after them all: a frame a user
+    pasted (from a log, or as a multimodal message's first part) binds to no parts after it and is the user's. A
+    string content, a list with nothing after the frames, or frames without a ref (the adapter's for a few hours of
+    2026-12-07, which a paste cannot be told from) have none: (0, False)."""
     if not isinstance(content, list):
-        return 0
+        return 0, False
     n = 0
     while n < len(content) - 1 and isinstance(content[n], str) and is_frame(content[n]):
         n += 1
-    return n
+    for k in range(n, 0, -1):  # the adapter's frames first, a user's pasted one after them
+        refs = {_ref_of(p) for p in content[:k]}
+        rest = content[k:]
+        if refs == {ref(rest)}:
+            return k, False
+        if len(rest) == 1 and isinstance(rest[0], str) and refs == {ref(rest[0])}:
+            return k, True
+    return 0, False
+
+
+def _ref_of(frame: str) -> str | None:
+    """The ref a frame's tag line names (None: none)."""
+    found = _REF.fullmatch(frame.split("\n", 2)[1])
+    return found[1] if found else None
 
 
 def memories(n: int) -> str:
