@@ -459,8 +459,9 @@ class SAMPreloadMemoryTool(PreloadMemoryTool):
     message after the tool's: the templates that check turns past the tool calls and results (Mistral's) read the
     question and the recall as two user turns in a row; there it goes in the question's content, as in the turn's
     first call (the request the same up to the tool's result), past the notes ADK writes of another agent's turns in
-    a handoff ("For context:", that agent's transcript: the recall once went in the last one). Where the recall is neither (a static instruction's
-    prefix), it is left where ADK put it."""
+    a handoff ("For context:", that agent's transcript: the recall once went in the last one, and where ADK put it
+    before such a note, the sub-agent's answer the coordinator is shown, in that note). Where the recall is neither
+    (a static instruction's prefix), it is left where ADK put it."""
 
     async def process_llm_request(self, *, tool_context: Any, llm_request: Any) -> None:
         before = {id(c) for c in llm_request.contents}
@@ -469,13 +470,17 @@ class SAMPreloadMemoryTool(PreloadMemoryTool):
         at = next((i for i, c in enumerate(contents) if id(c) not in before), None)
         if at is None:
             return
-        after = contents[at + 1:]
-        if after and not any(c.role != "user" or _answers(c) for c in after):
-            recall, asked = contents[at], contents[at + 1]
-            contents[at:at + 2] = [types.Content(role="user", parts=[*(recall.parts or ()), *(asked.parts or ())])]
-        elif not after and (asked := _asked_before(contents, at)) is not None:  # after a tool's result
-            recall = contents.pop(at)
-            contents[asked] = types.Content(role="user", parts=[*(recall.parts or ()), *(contents[asked].parts or ())])
+        if any(c.role != "user" or _answers(c) for c in contents[at + 1:]):
+            return
+        # the user's contents after it, past other agents' notes (it was put before a note that opens them and went
+        # in that agent's transcript); none there (after a tool's result): the question before the turn's calls
+        asked = next((i for i in range(at + 1, len(contents)) if not _note(contents[i])), None)
+        if asked is None and (asked := _asked_before(contents, at)) is None:
+            return
+        recall = contents.pop(at)
+        if asked > at:
+            asked -= 1
+        contents[asked] = types.Content(role="user", parts=[*(recall.parts or ()), *(contents[asked].parts or ())])
 
 
 def _answers(content: Any) -> bool:
