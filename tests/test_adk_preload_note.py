@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from test_adk_memory import REAL, POLICY, adapter, run  # noqa: F401 (adapter: a fixture)
+from test_adk_memory import POLICY, REAL, adapter, run  # noqa: F401 (adapter: a fixture)
 
 from sam_model.memory import HashingEncoder, ScopedMemory
 
