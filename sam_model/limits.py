@@ -139,6 +139,19 @@ def check_batch_size(batch_size: Any, name: str = "batch_size") -> int:
     return check_int(batch_size, name, 1, MAX_BATCH_SIZE)
 
 
+def episode_of(user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> str:
+    """The episode a combination of scopes writes to (ScopedMemory.episode_of): the three scopes in their places,
+    joined by '/', an absent one empty, trailing empties dropped (``"mia"``, ``"mia/bot"``, ``"/bot"``,
+    ``"mia//trip-2"``). Here, beside :func:`check_scope`, as the log readers name a scope's episode by it too (the
+    adk reader: whose memories a recall's ids are) and the data layer imports no memory.
+
+    One combination, one episode, and never another's: scope values hold no '/' (refused), so the places
+    say which scope a value is. (Joining only the given values made ``user_id="alice", agent_id="bot"`` and
+    ``agent_id="alice", run_id="bot"`` one episode, whose conversation state the two then shared; a save from
+    before is moved to these episodes when it is loaded, its ids kept: ScopedMemory._place_episodes.)"""
+    return "/".join("" if p is None else str(p) for p in (user_id, agent_id, run_id)).rstrip("/")
+
+
 def check_scope(value: Any, name: str, held: Callable[[str], bool] | None = None) -> str | None:
     """A ``user_id``, ``agent_id`` or ``run_id`` (None: not given), else a ValueError naming ``name``: a non-empty
     string of at most MAX_SCOPE_CHARS characters, without '/' (ScopedMemory.episode_of joins the scopes by it into

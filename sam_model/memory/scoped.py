@@ -71,7 +71,7 @@ from sam_model.data.examples import MemoryRecord, memory_record
 from sam_model.data.schema import Event, State
 from sam_model.data.toolstate import TranscriptState, cleared
 from sam_model.hit import Hit
-from sam_model.limits import check_count, check_k, check_scope
+from sam_model.limits import check_count, check_k, check_scope, episode_of
 from sam_model.locking import locked
 from sam_model.memory import live, live_responses, resent
 from sam_model.memory.scopedfile import ScopedFiles
@@ -163,16 +163,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         between SAMVectorStore's add and delete of a replaced memory held both versions."""
         return self.store.lock
 
-    @staticmethod
-    def episode_of(user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> str:
-        """The episode a combination of scopes writes to: the three scopes in their places, joined by '/', an
-        absent one empty, trailing empties dropped (``"mia"``, ``"mia/bot"``, ``"/bot"``, ``"mia//trip-2"``).
-
-        One combination, one episode, and never another's: scope values hold no '/' (refused), so the places
-        say which scope a value is. (Joining only the given values made ``user_id="alice", agent_id="bot"`` and
-        ``agent_id="alice", run_id="bot"`` one episode, whose conversation state the two then shared; a save from
-        before is moved to these episodes when it is loaded, its ids kept: :meth:`_place_episodes`.)"""
-        return "/".join("" if p is None else str(p) for p in (user_id, agent_id, run_id)).rstrip("/")
+    episode_of = staticmethod(episode_of)  # sam_model.limits': the log readers name a scope's episode by it too
 
     @staticmethod
     def _scopes(user_id, agent_id, run_id, need: bool = True, all_scopes: bool = False,

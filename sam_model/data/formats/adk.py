@@ -35,6 +35,7 @@ from sam_model.data.formats import gemini
 from sam_model.data.formats.base import Chat, TranscriptFormatError, each
 from sam_model.data.formats.recalls import recalled
 from sam_model.io import json_type
+from sam_model.limits import episode_of
 
 # what an event saved alone, or a session dump without its app and user, is refused with (they name no session)
 NOT_SESSION = ("Google ADK events without their session: the adk reader reads a session as session.model_dump_json() "
@@ -138,7 +139,7 @@ def _owned(memory_id: str, owner: tuple[str, str] | None) -> bool:
     scopes joined by '/' (ScopedMemory.episode_of: ``user/app``, or ``user/app/session``), no scope holding a '/'."""
     if owner is None:
         return False
-    episode, base = memory_id.rsplit("#", 1)[0], f"{owner[0]}/{owner[1]}"
+    episode, base = memory_id.rsplit("#", 1)[0], episode_of(owner[0], owner[1])
     return episode == base or episode.startswith(f"{base}/") and "/" not in episode.removeprefix(f"{base}/")
 
 
