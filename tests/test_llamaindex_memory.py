@@ -780,18 +780,27 @@ def test_a_real_shared_block_beside_each_users_recalls_no_users_words_to_another
     assert "a card reader is reset" in system and "4242" not in system, system
 
 
-def test_the_recall_is_cut_worst_first_to_memorys_token_limit(adapter):
+def test_the_recall_is_cut_to_the_best_memories_that_fit_memorys_token_limit(adapter):
     """Memory cuts a block of priority 0 never (the recall of k memories, each up to a 90,000-character page, was
-    kept whole past any token limit) and asks a block's atruncate for the tokens past the limit: the worst memories
-    go, last first, the best kept where the limit allows."""
+    kept whole past any token limit) and asks a block's atruncate for the tokens past the limit: the best memories
+    that fit are kept, in rank order, each whole where it fits beside the better ones, numbered and counted anew.
+    Dropped last first, a long second memory took the smaller ones after it that fitted: 5 tokens saved kept the
+    best alone, where the best and the worst fit."""
     block = adapter.SAMMemoryBlock(ScopedMemory(HashingEncoder(16)), user_id="mia")
     assert block.priority > 0
     found = [{"memory": m} for m in ("the best one", "the second,\ntwo lines", "the worst one")]
     content = framed(recall_text(found), ("memory", "sam_memory"))
     assert asyncio.run(block.atruncate(content, 1)) == framed(recall_text(found[:2]), ("memory", "sam_memory"))
-    assert asyncio.run(block.atruncate(content, 5)) == framed(recall_text(found[:1]), ("memory", "sam_memory"))
-    assert recalled(asyncio.run(block.atruncate(content, 5))) == ["the best one"]  # cut inside the frame, still one
+    assert asyncio.run(block.atruncate(content, 5)) == framed(recall_text([found[0], found[2]]),
+                                                              ("memory", "sam_memory"))
+    assert recalled(asyncio.run(block.atruncate(content, 5))) == ["the best one", "the worst one"]
+    assert asyncio.run(block.atruncate(content, 6)) == framed(recall_text(found[:1]), ("memory", "sam_memory"))
     assert asyncio.run(block.atruncate(content, 99)) is None and asyncio.run(block.atruncate([], 5)) is None
+    page = {"memory": "a page " + " ".join(f"word{i}" for i in range(40)) + "\nits second line"}
+    ranked = [found[0], page, found[1], found[2]]
+    content = framed(recall_text(ranked), ("memory", "sam_memory"))
+    assert recalled(asyncio.run(block.atruncate(content, 30))) == ["the best one", "the second,\ntwo lines",
+                                                                   "the worst one"]
 
 
 def test_a_best_memory_alone_past_the_limit_is_given_cut_not_the_whole_recall_dropped(adapter, caplog):

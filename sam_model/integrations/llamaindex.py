@@ -33,8 +33,8 @@ blocks' content in its system message by default, where a planted "ignore previo
 operator. Made with ``insert_method="user"``, Memory puts it before the latest user message's words instead (in no
 history); ``attach`` warns of a Memory inserting in the system message, and moves no block of the app's. Nothing
 found: nothing added. Its ``priority`` is 1, so Memory cuts it where the window and the blocks pass its token limit
-(``atruncate``: the worst memories first, the rest framed again; the best alone past the limit given cut, with a
-warning, not the whole recall dropped); of priority 0 (BaseMemoryBlock's default) Memory
+(``atruncate``: the best memories that fit, in rank order, framed again; the best alone past the limit given cut,
+with a warning, not the whole recall dropped); of priority 0 (BaseMemoryBlock's default) Memory
 never cuts it, and the recall was kept whole past any limit.
 
 Scopes (``user_id``, ``agent_id``, ``run_id``, at least one) and ``k`` are fixed and checked when the block is made
@@ -84,9 +84,9 @@ from pydantic import PrivateAttr
 
 from sam_model.data.eventtexts import cut_text
 from sam_model.data.formats.llamaindex import to_chat
-from sam_model.data.formats.recalls import TAG, memories
+from sam_model.data.formats.recalls import TAG
 from sam_model.integrations.fitting import cut_as_importer
-from sam_model.integrations.scopes import HEAD, fixed_scopes, framed, listed, user_filter
+from sam_model.integrations.scopes import fixed_scopes, framed, listed, user_filter
 from sam_model.limits import check_k
 from sam_model.memory import ScopedMemory
 
@@ -109,6 +109,13 @@ def _text(message: Any) -> str:
     """A ChatMessage's words: its text blocks, joined as ``ChatMessage.content`` joins them."""
     blocks = getattr(message, "blocks", None) or []
     return "\n".join(b.text for b in blocks if isinstance(getattr(b, "text", None), str))
+
+
+def _unnumbered(item: str) -> str:
+    """A memory's text from its ``item`` in a recall (``2. ...``, its further lines indented under the number, as
+    scopes.numbered writes it)."""
+    pad = len(item.split(" ", 1)[0]) + 1
+    return item[pad:].replace("\n" + " " * pad, "\n")
 
 
 def _one_user(blocks: list[Any], block: SAMMemoryBlock) -> None:
@@ -308,10 +315,10 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
                                    **self._scopes)["results"]
         return framed(listed(found), (WRAPPER, self.name)) if found else ""
 
-    def _reframed(self, items: list[str]) -> str:
-        """The content of ``items``, the numbered memories of a recall (escaped already: escaping is done once, as
-        ``&lt;`` holds no tag), framed again with HEAD's count said anew; "" for none."""
-        return framed(f"{HEAD} ({memories(len(items))})\n" + "\n".join(items), (WRAPPER, self.name)) if items else ""
+    def _reframed(self, texts: list[str]) -> str:
+        """The content of ``texts``, a recall's memories (escaped already; escaped again, no tag is left to escape),
+        listed and framed as :meth:`recall` frames them, numbered and counted anew; "" for none."""
+        return framed(listed([{"memory": t} for t in texts]), (WRAPPER, self.name)) if texts else ""
 
     async def _aget(self, messages: list[Any] | None = None, **block_kwargs: Any) -> str:
         step = await self.sync()
@@ -319,32 +326,40 @@ class SAMMemoryBlock(BaseMemoryBlock[str]):
         return await asyncio.to_thread(self.recall, asked, step)
 
     async def atruncate(self, content: Any, tokens_to_truncate: int) -> str | None:
-        """Memory's cut, when its window and blocks pass its token limit: the worst memories dropped, last first,
-        until ``tokens_to_truncate`` tokens (the Memory's tokenizer's) are saved, the rest framed again (cut as
-        text, the frame's end went first and the memories were left unframed); None where none is left."""
+        """Memory's cut, when its window and blocks pass its token limit: the best memories that fit in the tokens
+        left once ``tokens_to_truncate`` (the Memory's tokenizer's) are saved, taken in rank order, each whole where
+        it fits beside those taken, framed again (cut as text, the frame's end went first and the memories were left
+        unframed); the best alone past them given cut (:meth:`_cut`). Dropped last first, a long second memory took
+        every smaller one after it, which fitted. None where none is left."""
         opening, closing = f"\n<{TAG}>\n", f"\n</{TAG}>"
         if not isinstance(content, str) or opening not in content or not content.endswith(closing):
             return None  # no recall of this block's: nothing to keep
         body = content[content.index(opening) + len(opening):-len(closing)]
         items = ITEM.split(body.split("\n", 1)[1]) if "\n" in body else []  # past HEAD's line
+        texts = [_unnumbered(item) for item in items]
         tokenize = getattr(self._memory, "tokenizer_fn", None) or str.split
         budget = len(tokenize(content)) - tokens_to_truncate
-        best = items[0] if items else ""
-        while items and len(tokenize(self._reframed(items))) > budget:
-            items.pop()
-        if not items and best:  # the best alone passes the limit: it cut, not the whole recall dropped
-            items = [cut] if (cut := self._cut(best, budget, tokenize)) else []
-        return self._reframed(items) or None
+        if not texts:
+            return None
+        fits = len(tokenize(self._reframed(texts[:1]))) <= budget
+        best = texts[0] if fits else self._cut(texts[0], budget, tokenize)  # cut, not the whole recall dropped
+        if best is None:
+            return None
+        kept = [best]
+        for text in texts[1:]:
+            if len(tokenize(self._reframed([*kept, text]))) <= budget:
+                kept.append(text)
+        return self._reframed(kept)
 
     def _cut(self, item: str, budget: int, tokenize: Any) -> str | None:
-        """The best memory's ``item`` (``1. ...``) cut as ScopedMemory cuts a memory past its limit (eventtexts.cut_text:
+        """The best memory's text ``item`` cut as ScopedMemory cuts a memory past its limit (eventtexts.cut_text:
         its first characters and a count of the rest), to the most that framed fits ``budget`` tokens, said in a
         warning; None where none fits (the frame alone passes it). Dropped whole, a page a tool read, recalled first,
         took every smaller memory with it: the model got no recall at all."""
         def fitted(n: int) -> str:
             return cut_text(item, len(item[:n].rstrip()))  # never a cut after a line's break: still a memory's lines
 
-        low, high = len(item.split(" ", 1)[0]) + 2, len(item)  # a word after "1. " at least; fewer than the whole
+        low, high = 1, len(item)  # a character at least; fewer than the whole
         if len(tokenize(self._reframed([fitted(low)]))) > budget:
             if not self._frame_said:  # the recall dropped without a word: once a block, not at each get
                 self._frame_said = True
