@@ -399,6 +399,32 @@ def test_a_run_failed_part_way_stores_what_it_said_once():
     assert _stored(memory, "ben") == []
 
 
+@needs_pai
+def test_a_run_whose_store_failed_is_stored_when_the_store_comes_back():
+    """The store's add failed after the run answered (a disk full for a moment): the run was marked stored before
+    its add, so the failed run's messages were never stored, though the run's own failure path stores what it
+    said. Marked once added: that path stores them (the add tried again), the run still failing with the store's
+    error, and a store that keeps failing marks nothing."""
+    memory, failures = ScopedMemory(HashingEncoder(64)), [OSError("disk full")]
+    add = memory.add
+
+    def flaky(*args: Any, **kw: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return add(*args, **kw)
+
+    memory.add = flaky  # type: ignore[method-assign]
+    agent = Agent(TestModel(call_tools=[], custom_output_text="Your parcel is in Leipzig."), deps_type=Deps,
+                  capabilities=[SAMCapability(memory, agent_id="desk")])
+    with pytest.raises(OSError, match="disk full"):
+        agent.run_sync("Where is my parcel?", deps=Deps("mia"))
+    assert _stored(memory, "mia") == ["Where is my parcel?", "Your parcel is in Leipzig."]
+    failures.extend([OSError("disk full"), OSError("disk full")])
+    with pytest.raises(OSError, match="disk full"):
+        agent.run_sync("And when does it arrive?", deps=Deps("mia"))
+    assert len(_stored(memory, "mia")) == 2 and not failures
+
+
 class ThreadedEncoder(HashingEncoder):
     """HashingEncoder noting the thread of each encode (BERT's forward pass, in the real store)."""
 

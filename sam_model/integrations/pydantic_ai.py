@@ -220,9 +220,11 @@ class SAMCapability(AbstractCapability[Any]):
             raise
 
     async def _store(self, ctx: Any, messages: list[dict[str, Any]]) -> None:
-        """The run's new ``messages`` (as ``new_messages_json()`` writes them) stored in its scopes, once a run."""
+        """The run's new ``messages`` (as ``new_messages_json()`` writes them) stored in its scopes, once a run:
+        marked stored once added, as an add that failed (after_run's) is tried again where the run fails
+        (:meth:`wrap_run`); marked before, the failed run's messages were never stored."""
         scopes = self.scopes if self.scopes is not None else self.scopes_of(ctx.deps)
-        self.stored = True
         new = storable(messages)
         if new:
             await asyncio.to_thread(self.memory.add, new, **scopes)
+        self.stored = True
