@@ -53,25 +53,53 @@ def words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
+def bm25_matrix(queries: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+    """Raw BM25 of each query against each text (len(queries) x len(texts)), document frequencies over ``texts``.
+
+    The one BM25 of the package: the store's re-rank (:func:`lexical_bonus`, one query) and training's learned
+    lexical weight (a batch's queries x its memories) must score alike. Each term's contribution is computed as a
+    scalar and a pair's terms are summed in the text's word order (a sequential cumsum), so a value is the same
+    bytes whichever batch it is computed in.
+    """
+    out = np.zeros((len(queries), len(texts)), dtype=np.float64)
+    qsets = [set(words(q)) for q in queries]
+    vocab = sorted(set().union(*qsets)) if qsets else []
+    if not texts or not vocab:
+        return out
+    col = {w: j for j, w in enumerate(vocab)}
+    docs = [words(t) for t in texts]
+    n, avg = len(docs), max(sum(map(len, docs)) / len(docs), 1.0)
+    tfs: list[dict[str, int]] = []
+    for d in docs:
+        tf: dict[str, int] = {}
+        for w in d:
+            if w in col:
+                tf[w] = tf.get(w, 0) + 1
+        tfs.append(tf)
+    df = dict.fromkeys(vocab, 0)
+    for tf in tfs:
+        for w in tf:
+            df[w] += 1
+    idf = {w: np.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in vocab}
+    width = max(1, max(map(len, tfs)))
+    term = np.full((n, width), len(vocab), dtype=np.int64)  # len(vocab): padding, in no query
+    part = np.zeros((n, width), dtype=np.float64)
+    for i, (d, tf) in enumerate(zip(docs, tfs)):
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(d) / avg)
+        for k, (w, f) in enumerate(tf.items()):
+            term[i, k] = col[w]
+            part[i, k] = idf[w] * f * (BM25_K1 + 1) / (f + norm)
+    has = np.zeros((len(queries), len(vocab) + 1), dtype=bool)
+    for r, q in enumerate(qsets):
+        has[r, [col[w] for w in q]] = True
+    return np.cumsum(np.where(has[:, term], part, 0.0), axis=-1)[..., -1]
+
+
 def lexical_bonus(query: str, texts: Sequence[str], weight: float) -> np.ndarray:
     """w · BM25(query, text) / the best candidate's BM25, with document frequencies over ``texts``."""
     if not weight or not texts:
         return np.zeros(len(texts), dtype=np.float64)
-    q = set(words(query))
-    docs = [words(t) for t in texts]
-    if not q:
-        return np.zeros(len(texts), dtype=np.float64)
-    n, avg = len(docs), max(sum(map(len, docs)) / len(docs), 1.0)
-    df = {w: sum(1 for d in docs if w in set(d)) for w in q}
-    out = np.zeros(n, dtype=np.float64)
-    for i, d in enumerate(docs):
-        tf: dict[str, int] = {}
-        for w in d:
-            if w in q:
-                tf[w] = tf.get(w, 0) + 1
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(d) / avg)
-        out[i] = sum(np.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) * f * (BM25_K1 + 1) / (f + norm)
-                     for w, f in tf.items())
+    out = bm25_matrix([query], texts)[0]
     top = out.max()
     return weight * out / top if top > 0 else out
 
