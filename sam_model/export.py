@@ -38,6 +38,7 @@ weights once more (see README "Export").
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import hashlib
 import json
@@ -145,16 +146,32 @@ def text_encoder_reference(net: SAMNet) -> dict:
             "fingerprint": text.fingerprint()}
 
 
+def served_store(net: SAMNet, store: StoreConfig | None = None) -> StoreConfig:
+    """The store settings ``net`` is served with: ``store`` (None: the defaults) with, for a network trained with
+    ``lexical_learned``, its learned weight as the lexical weight (StoreConfig.lexical = float(net.lexical_weight)):
+    the store then searches with the lexical evidence the network was trained beside.
+
+    Applied where a retriever is read from a training checkpoint (so evaluate.py, the lodo bench, ScopedMemory and
+    sam-serve search with it; it replaces the checkpoint's model.store.lexical) and where an export is written
+    without store settings; an export records it in config.json and is read back as written. Which wins: a lexical
+    weight set after loading (train.py fit's export.lexical W or auto, the lodo bench's with_lexical, store
+    settings passed to write_export / save_exported) replaces this one.
+    """
+    store = store or StoreConfig()
+    w = net.lexical_weight
+    return store if w is None else dataclasses.replace(store, lexical=float(w.detach()))
+
+
 def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None, head_only: bool = False,
                  half: bool = False) -> None:
-    """Write the export files of ``net`` (and the store settings ``store``) into the staging folder ``folder``;
-    ``head_only``: without the packaged text encoder's weights and tokenizer (format version 2); ``half``
-    (head-only): the head's weights stored as float16."""
+    """Write the export files of ``net`` (and the store settings ``store``; None: :func:`served_store`'s) into the
+    staging folder ``folder``; ``head_only``: without the packaged text encoder's weights and tokenizer (format
+    version 2); ``half`` (head-only): the head's weights stored as float16."""
     bert = net.state_encoder.text_encoder.bert
     cfg = net.cfg.to_dict()
     vocab = vocab_record(cfg["phases"], cfg["kinds"], net.tokenizer)
     config = {"format_version": HEAD_ONLY_VERSION if head_only else FORMAT_VERSION, "sam": cfg,
-              "bert_config": bert.config.to_dict(), "out_dim": net.out_dim, "store": (store or StoreConfig()).to_dict(),
+              "bert_config": bert.config.to_dict(), "out_dim": net.out_dim, "store": (store or served_store(net)).to_dict(),
               "vocab": vocab}
     if head_only:
         config["text_encoder"] = text_encoder_reference(net)
@@ -531,7 +548,7 @@ def _read_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None 
         raise SAMFileError(f"{p} does not match its own configuration ({str(exc).splitlines()[0]}); "
                            "was it written by another version of sam_model?") from None
     net.training_info = training_info(state, p)
-    return net.to(_device(device)).eval(), store
+    return net.to(_device(device)).eval(), served_store(net, store)
 
 
 def training_info(state: dict, path: Path) -> dict:

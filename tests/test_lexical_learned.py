@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import numpy as np
 import pytest
+import torch
+import training
 
-from sam_model.rerank import BM25_B, BM25_K1, lexical_bonus, words
+from sam_model.export import save_exported, served_store
+from sam_model.models.losses import MultiPositiveInfoNCE
+from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.rerank import BM25_B, BM25_K1, bm25_matrix, lexical_bonus, words
+from sam_model.retriever import SAMRetriever
+from sam_model.storeconfig import StoreConfig
+from sam_model.training.batching import candidate_masks, collate_episodes, encode_batch
+from sam_model.training.objective import batch_loss, lexical_matrix
 
 CASES = [
     ("book a table at pizza_hut for 2 people", ["restaurant pizza_hut party_size 2", "hotel ibis checkin monday",
@@ -48,3 +60,102 @@ def test_lexical_bonus_unchanged(query, texts, weight):
     assert got.tobytes() == reference_bonus(query, texts, weight).tobytes()
     if weight and any(set(words(query)) & set(words(t)) for t in texts):
         assert got.max() == pytest.approx(weight)  # the best candidate gets the whole weight
+
+
+def test_bm25_matrix_rows_are_the_store_bonus_of_each_query():
+    texts = CASES[0][1] + CASES[1][1]
+    queries = [q for q, _ in CASES]
+    got = bm25_matrix(queries, texts)
+    assert got.shape == (len(queries), len(texts))
+    for row, q in zip(got, queries):
+        top = row.max()
+        assert (row / top if top > 0 else row).tobytes() == lexical_bonus(q, texts, 1.0).tobytes()
+    assert bm25_matrix([], texts).shape == (0, len(texts)) and bm25_matrix(queries, []).shape == (len(queries), 0)
+
+
+# --- the learned weight (SAMConfig.lexical_learned) ---------------------------------------------------------------
+
+TEXTS = ["pizza_hut table booking confirmed", "hotel ibis checkin monday", "flight lhr jfk tuesday", "call"]
+STATE = "restaurant pizza_hut table booking"
+
+
+def _rows(label: int, n: int = 6) -> list[tuple[int, dict]]:
+    """Episodes of four memories and one decision (at the last step) whose state names the first memory's words;
+    ``label`` the memory the decision needs."""
+    row = {"steps": [0, 1, 2, 3], "texts": TEXTS, "memory_texts": TEXTS, "kinds": ["tool"] * 4,
+           "phases": ["collect"] * 4, "labels": [[], [], [], [label]],
+           "state_texts": ["phase: collect"] * 3 + [STATE], "task_starts": [0] * 4}
+    return [(ep, row) for ep in range(n)]
+
+
+def _net(tiny_bert_dir, **kw):
+    return training.make_net(tiny_bert_dir, ["collect"], ["tool"], **kw)
+
+
+def test_lexical_matrix_is_bm25_over_the_allowed_candidates(tiny_bert_dir):
+    batch = collate_episodes(_rows(0, n=2))
+    allowed, _ = candidate_masks(batch["q_episode"], batch["q_step"], batch["q_labels"], batch["mem_episode"],
+                                 batch["mem_step"], in_batch_negatives=False)
+    lex = lexical_matrix(batch, allowed)
+    raw = torch.from_numpy(bm25_matrix(batch["q_state_texts"], batch["mem_texts"]))
+    for i in range(len(lex)):
+        own = allowed[i]
+        assert torch.equal(lex[i][~own], torch.zeros(int((~own).sum()), dtype=lex.dtype))
+        assert lex[i][own].max().item() == 1.0 and torch.allclose(lex[i][own], raw[i][own] / raw[i][own].max())
+
+
+def test_off_the_scores_are_those_of_a_model_without_it(tiny_bert_dir):
+    assert "lexical_learned" not in SAMConfig().to_dict() and SAMConfig(lexical_learned=True).to_dict()["lexical_learned"]
+    saved = SAMConfig().to_dict()  # a config saved before the field existed loads as off
+    assert SAMConfig.from_saved(saved).lexical_learned is False
+    off = _net(tiny_bert_dir).eval()
+    assert off.lexical_weight is None and not any("lexical" in k for k in off.state_dict())
+    batch = collate_episodes(_rows(0))
+    loss_fn = MultiPositiveInfoNCE(0.1, learnable=False)
+    with torch.no_grad():
+        q, m = encode_batch(off, batch)
+        allowed, positive = candidate_masks(batch["q_episode"], batch["q_step"], batch["q_labels"],
+                                            batch["mem_episode"], batch["mem_step"], True, batch.get("mem_label"),
+                                            batch.get("mem_key"))
+        plain = loss_fn(q @ m.T, allowed, positive)
+        got = batch_loss(off, loss_fn, batch)
+        on = _net(tiny_bert_dir, lexical_learned=True).eval()
+        lexical = batch_loss(on, loss_fn, batch)
+    assert got.item() == (plain.sum() / len(plain)).item()
+    assert on.lexical_weight.item() == pytest.approx(0.1) and lexical.item() != got.item()
+
+
+def test_the_gradient_reaches_w_and_w_follows_the_evidence(tiny_bert_dir):
+    ws = {}
+    for label in (0, 1):  # 0: the positive shares the state's words; 1: a negative does
+        net = _net(tiny_bert_dir, lexical_learned=True)
+        batch = collate_episodes(_rows(label))
+        loss = batch_loss(net, MultiPositiveInfoNCE(0.1, learnable=False), batch, in_batch_negatives=False)
+        loss.backward()
+        assert net.lexical_raw.grad is not None and net.lexical_raw.grad.item() != 0.0
+        net.zero_grad()
+        first, last = training.train_part(net, [net.lexical_raw], batch, steps=5)
+        assert last < first
+        ws[label] = net.lexical_weight.item()
+    assert ws[0] > 0.1 > ws[1] >= 0.0
+
+
+def test_the_store_serves_the_learned_weight(tiny_bert_dir, tmp_path):
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16, lexical_learned=True))
+    with torch.no_grad():
+        net.lexical_raw.fill_(0.7)
+    learned = float(net.lexical_weight.detach())
+    ckpt = tmp_path / "lex.ckpt"
+    torch.save({"hyper_parameters": {"net": net.cfg.to_dict(), "bert_config": None,
+                                     "store": StoreConfig(lexical=0.3).to_dict()},
+                "state_dict": {f"net.{k}": v for k, v in net.state_dict().items()}}, ckpt)
+    r = SAMRetriever.load(ckpt, device="cpu")
+    assert r.store.config.lexical == learned and float(r.net.lexical_weight.detach()) == learned
+    out = save_exported(r.net, tmp_path / "export", r.store.config)
+    assert json.loads((out / "config.json").read_text())["store"]["lexical"] == learned
+    assert SAMRetriever.load(out, device="cpu").store.config.lexical == learned
+    # written without store settings, an export records the learned weight too; one given after loading wins
+    assert json.loads((save_exported(net, tmp_path / "bare") / "config.json").read_text())["store"]["lexical"] == learned
+    assert served_store(net, StoreConfig()).lexical == learned
+    off = save_exported(net, tmp_path / "set", dataclasses.replace(r.store.config, lexical=0.0))
+    assert SAMRetriever.load(off, device="cpu").store.config.lexical == 0.0

@@ -95,6 +95,11 @@ class SAMConfig:
         task_recency: the score gains w_r(v_s)·r_m too, r_m = 1/k for a used memory whose latest use ranks k-th
             latest among the task's used memories (sam_model.data.reuse.use_ranks), 0 for an unused one; one more
             part after u_m (needs task_reuse); off = the vectors then are exactly those of a model without it.
+        lexical_learned: training adds w·L to the scores, L the BM25 of the state text against each memory text
+            over the best allowed candidate's (sam_model.training.lexical), w = softplus of a learned scalar (from
+            0.1), so the rest of the network learns beside the lexical evidence the store will add; served as the
+            store's lexical weight (StoreConfig.lexical; sam_model.export.served_store). Off: no parameter, the
+            scores exactly those of a model without it.
     """
 
     bert_path: str = ""
@@ -123,13 +128,14 @@ class SAMConfig:
     task_opening: bool = False
     task_reuse: bool = False
     task_recency: bool = False
+    lexical_learned: bool = False
 
     def to_dict(self) -> dict:
         """The config as checkpoints and exports save it. ``task_opening`` (and ``task_reuse``) only when on: a model without it saves
         the config written before the field existed, which older sam_model versions load (they refuse an unknown
         field), and a config saved without it loads as off (ADDED_LATER)."""
         d = asdict(self)
-        for name in ("task_opening", "task_reuse", "task_recency"):
+        for name in ("task_opening", "task_reuse", "task_recency", "lexical_learned"):
             if not d[name]:
                 del d[name]
         return d
@@ -206,8 +212,9 @@ def split_search_fields(d: dict) -> tuple[dict, dict]:
 # behaviour (a missing field is an error for every other field: nothing falls back silently).
 ADDED_LATER = {"time_features": 0, "pooling": "mean", "state_content": False, "observation_max_length": 0,
                "state_max_length": 0, "task_opening": False, "task_reuse": False,
-               "task_recency": False}
+               "task_recency": False, "lexical_learned": False}
 STATE_CONTENT_INIT = 0.1  # β at the start of training: about the weight (1−α) of the observation's content
+LEXICAL_INIT = 0.1  # w at the start of training: the smallest of the store's tried weights (choose_order.LEXICALS)
 
 
 def _check_field(value: object, kind: str, name: str) -> None:
@@ -273,6 +280,14 @@ class SAMNet(nn.Module):
         if cfg.state_content and cfg.query_input != "state":
             raise ValueError("state_content needs query_input 'state' (the content-only ablation reads no state)")
         self.state_content = nn.Parameter(torch.tensor(STATE_CONTENT_INIT)) if cfg.state_content else None
+        # softplus⁻¹(0.1): w = softplus(raw) stays >= 0, as the store's weight must
+        self.lexical_raw = (nn.Parameter(torch.tensor(math.log(math.expm1(LEXICAL_INIT))))
+                            if cfg.lexical_learned else None)
+
+    @property
+    def lexical_weight(self) -> torch.Tensor | None:
+        """w of ``lexical_learned`` (softplus of the raw parameter, so >= 0), None for a model without it."""
+        return None if self.lexical_raw is None else nn.functional.softplus(self.lexical_raw)
 
     @property
     def uses_content(self) -> bool:

@@ -24,7 +24,7 @@ from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.progress import say
 from sam_model.storeconfig import StoreConfig
 from sam_model.training.batching import candidate_masks, encode_batch, validation_query_ids
-from sam_model.training.objective import add_uses, batch_loss
+from sam_model.training.objective import add_lexical, add_uses, batch_loss
 
 
 def matrix_weights(model: nn.Module) -> set[int]:
@@ -205,6 +205,8 @@ class SAMLightningModule(pl.LightningModule):
         self.log("train/loss", loss, prog_bar=True, batch_size=n, sync_dist=True)
         self.log("train/temperature", 1.0 / self.loss_fn.scale, batch_size=n)
         self.log("train/alpha", self.net.alpha.detach(), batch_size=n)
+        if self.net.lexical_weight is not None:
+            self.log("train/lexical_w", self.net.lexical_weight.detach(), batch_size=n)
         return loss
 
     def _load_teacher(self, name: str) -> SAMNet:
@@ -235,6 +237,7 @@ class SAMLightningModule(pl.LightningModule):
                                             mem_label=batch.get("mem_label"))
         scores = q @ m.T
         scores = add_uses(self.net, scores, q, batch, batch["mem_episode"], batch["mem_step"])  # as in training
+        scores = add_lexical(self.net, scores, batch, allowed)
         rank, world = (self.trainer.global_rank, self.trainer.world_size) if self._trainer is not None else (0, 1)
         qid = validation_query_ids(len(q), batch_idx, rank, world).to(q.device)[:, None].expand_as(scores)
         self.val_metrics.update(scores[allowed], positive[allowed], indexes=qid[allowed])

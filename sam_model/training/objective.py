@@ -11,6 +11,7 @@ import torch.distributed as dist
 from sam_model.models.losses import MultiPositiveInfoNCE, ScoreDistillation, gather_across_devices
 from sam_model.models.reuse import with_uses
 from sam_model.models.sam import SAMNet
+from sam_model.rerank import bm25_matrix
 from sam_model.training.batching import (
     candidate_masks,
     encode_batch,
@@ -37,16 +38,50 @@ def add_uses(net: SAMNet, scores: torch.Tensor, q: torch.Tensor, batch: dict, me
     return with_uses(scores, q, used, recency_matrix(q_ep, q_used, q_recent.to(scores.device), mem_ep, mem_step))
 
 
+def mine(n_local: int, device: torch.device) -> torch.Tensor | None:
+    """Which of the memories gathered from every process are this process's own; None without DDP (all are)."""
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return None
+    rank = dist.get_rank()
+    return gather_across_devices(torch.full((n_local,), rank, device=device)) == rank
+
+
 def own_columns(label: torch.Tensor, n_all: int) -> torch.Tensor:
     """``label`` (this process's queries x its memories) widened to the memories gathered from every process:
     another process's memories are of other episodes, never a query's positive, so they are left True."""
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+    own = mine(label.shape[1], label.device)
+    if own is None:
         return label
-    rank = dist.get_rank()
-    mine = gather_across_devices(torch.full((label.shape[1],), rank, device=label.device)) == rank
     out = torch.ones(label.shape[0], n_all, dtype=torch.bool, device=label.device)
-    out[:, mine] = label
+    out[:, own] = label
     return out
+
+
+def lexical_matrix(batch: dict, allowed: torch.Tensor) -> torch.Tensor:
+    """L[i, j] = BM25(query i's state text, memory j's text) / the best of query i's allowed candidates (0 where
+    that is 0), document frequencies over the batch's memory texts: the store's lexical match
+    (sam_model.rerank.lexical_bonus) at weight 1, normalised over the query's in-batch candidates where the store
+    normalises over its index's top RERANK_DEPTH. No gradient: a constant of the batch. Under DDP the memories
+    gathered from other processes get L = 0 (their texts are not gathered), so a query is helped by its own
+    process's memories' words alone."""
+    raw = torch.from_numpy(bm25_matrix(batch["q_state_texts"], batch["mem_texts"])).to(allowed.device)
+    own = mine(raw.shape[1], allowed.device)
+    if own is not None:
+        wide = raw.new_zeros(raw.shape[0], allowed.shape[1])
+        wide[:, own] = raw
+        raw = wide
+    raw = raw * allowed
+    top = raw.amax(dim=1, keepdim=True) if raw.shape[1] else raw.new_zeros(raw.shape[0], 1)
+    return torch.where(top > 0, raw / top.clamp(min=1e-300), raw.new_zeros(()))
+
+
+def add_lexical(net: SAMNet, scores: torch.Tensor, batch: dict, allowed: torch.Tensor) -> torch.Tensor:
+    """``scores`` + w·L for a model with ``lexical_learned`` (:func:`lexical_matrix`; the gradient reaches w and the
+    scores, none goes through L), ``scores`` itself for a model without. Training and validation alike."""
+    w = net.lexical_weight
+    if w is None:
+        return scores
+    return scores + w * lexical_matrix(batch, allowed).to(scores.dtype)
 
 
 def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any],
@@ -78,6 +113,7 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
                                         key)
     scores = q @ m_all.T
     scores = add_uses(net, scores, q, batch, mem_ep, mem_step, hidden)
+    scores = add_lexical(net, scores, batch, allowed)
     losses = loss_fn(scores, allowed, positive)
     if teacher is not None and distill is not None and distill_weight:
         with torch.no_grad():
