@@ -59,6 +59,8 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              ("model", "net", "task_reuse"): False,
              # ... and how recently the task used each memory, stacked on that (variant reuse-recent)
              ("model", "net", "task_recency"): False,
+             # ... and the lexical weight learned in training (variant lexlearn; SAMConfig.lexical_learned)
+             ("model", "net", "lexical_learned"): False,
              # ... and its head's own learning rate (0: the heads' lr, as before)
              ("model", "opening_lr"): 0.0,
              # filled by sam-train before the model is made (which model.net fields the run set, whether it resumes),
@@ -160,6 +162,7 @@ def resolved_janus(files: list[str]) -> dict:
         assert out["model"].pop("task_opening") is False  # issue 21's task-opening flag, off
         assert out["model"].pop("task_reuse") is False  # and its reuse-within-a-task part, off
         assert out["model"].pop("task_recency") is False  # and its recency part, off
+        assert out["model"].pop("lexical_learned") is False  # issue 21's lexical weight learned in training, off
         for clip in ("state_max_length", "observation_max_length"):  # issue 28's clipped query texts, off
             assert out["model"].pop(clip) == 0
         assert out.pop("stream") == "head"  # new: which benchmark runs (the loader before had one class each)

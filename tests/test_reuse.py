@@ -204,7 +204,8 @@ def test_a_search_as_deep_as_the_index_may_be_asked_misses_no_memory_the_used_on
 
 
 @pytest.mark.parametrize(("variant", "on", "flag"), [("reuse", "opening", "task_reuse"),
-                                                     ("reuse-recent", "reuse", "task_recency")])
+                                                     ("reuse-recent", "reuse", "task_recency"),
+                                                     ("lexlearn", "turns", "lexical_learned")])
 def test_a_lodo_variant_is_the_one_it_is_on_with_its_config_stacked_last(variant, on, flag):
     """bench.lodo's reuse variants are paired with the one they build on by seed: the same configs, worlds, plots and
     briefing, plus the one config that turns their flag on (configs/FLAG.yaml)."""
@@ -217,6 +218,6 @@ def test_a_lodo_variant_is_the_one_it_is_on_with_its_config_stacked_last(variant
     this, base = lodo.VARIANTS[variant], lodo.VARIANTS[on]
     config = "configs/" + flag + ".yaml"
     assert this.configs == (*base.configs, config) and this.on == on
-    assert (this.worlds, this.plots, this.brief) == (base.worlds, base.plots, base.brief)
+    assert (this.worlds, this.plots, this.brief, this.turn) == (base.worlds, base.plots, base.brief, base.turn)
     cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / config).read_text())
     assert cfg["model"] == {"net": {flag: True}}

@@ -75,7 +75,8 @@ class Variant:
 
 
 VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix, brief: each one to plots;
-    # opening: one to brief; opening-lr, reuse: each one to opening; reuse-recent, turns: each one to reuse
+    # opening: one to brief; opening-lr, reuse: each one to opening; reuse-recent, turns: each one to reuse;
+    # lexlearn: one to turns
     "base": Variant("tools.yaml recipe"),
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
@@ -114,6 +115,10 @@ VARIANTS = {  # cumulative up to plots, each one change to the one before; known
     "turns": Variant("+ half the worlds' tasks turn, after their calls, to a new request with values nothing before said",
                      ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
                       "configs/task_reuse.yaml"), True, plots="free", brief=0.5, turn=0.5, on="reuse"),
+    "lexlearn": Variant("+ the lexical weight learned in training (BM25 of the state text inside the trained score)",
+                        ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
+                         "configs/task_reuse.yaml", "configs/lexical_learned.yaml"), True, plots="free", brief=0.5,
+                        turn=0.5, on="turns"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25", same_training_as="plots",
                       sgd_mix=0.25),  # a second pass on the plots variant's checkpoint (sgd_mixed)
 }
