@@ -152,8 +152,8 @@ def served_store(net: SAMNet, store: StoreConfig | None = None) -> StoreConfig:
     the store then searches with the lexical evidence the network was trained beside.
 
     Applied where a retriever is read from a training checkpoint (so evaluate.py, the lodo bench, ScopedMemory and
-    sam-serve search with it; it replaces the checkpoint's model.store.lexical) and where an export is written
-    without store settings; an export records it in config.json and is read back as written. Which wins: a lexical
+    sam-serve search with it; it replaces the checkpoint's model.store.lexical), where one is made from a network
+    without store settings (SAMRetriever(net)) and where an export is written without them; an export records it in config.json and is read back as written. Which wins: a lexical
     weight set after loading (train.py fit's export.lexical W or auto, the lodo bench's with_lexical, store
     settings passed to write_export / save_exported) replaces this one.
     """

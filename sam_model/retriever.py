@@ -42,9 +42,12 @@ class SAMRetriever:
                  backend: str | None = None, text_cache: int | None = TEXT_CACHE):
         """``index_config`` (e.g. {"kind": "ivf"}) replaces ``store_config.index``; ``backend`` runs BERT
         (``auto`` | ``onnx`` | ``torch``) and ``text_cache`` bounds its cache of recent texts' vectors (0: none;
-        None: no bound), both sam_model.encoder.SAMEncoder."""
+        None: no bound), both sam_model.encoder.SAMEncoder. ``store_config`` None: the settings ``net`` is served with
+        (sam_model.export.served_store: the defaults, with a learned lexical weight where the net has one)."""
+        from sam_model.export import served_store
+
         self.encoder = SAMEncoder(net, backend, text_cache)
-        cfg = dataclasses.replace(store_config or StoreConfig())
+        cfg = dataclasses.replace(store_config or served_store(net))
         if index_config is not None:
             cfg.index = dict(index_config)
         self.store = MemoryStore(self.encoder, cfg)

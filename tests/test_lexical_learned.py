@@ -157,5 +157,7 @@ def test_the_store_serves_the_learned_weight(tiny_bert_dir, tmp_path):
     # written without store settings, an export records the learned weight too; one given after loading wins
     assert json.loads((save_exported(net, tmp_path / "bare") / "config.json").read_text())["store"]["lexical"] == learned
     assert served_store(net, StoreConfig()).lexical == learned
+    assert SAMRetriever(net).store.config.lexical == learned  # a retriever made from the net in hand serves it too
+    assert SAMRetriever(net, StoreConfig()).store.config.lexical == 0.0  # settings given win
     off = save_exported(net, tmp_path / "set", dataclasses.replace(r.store.config, lexical=0.0))
     assert SAMRetriever.load(off, device="cpu").store.config.lexical == 0.0
