@@ -194,3 +194,33 @@ def test_a_provider_that_runs_a_session_keeps_its_seal_when_others_bind_it():
         idle.scopes(session)
     idle.bind(session, "mia")
     assert idle.scopes(session)["user_id"] == "mia"
+
+
+@pytest.mark.parametrize("own_keys", [False, True], ids=["secrets", "own keys"])
+def test_a_provider_whose_seal_was_dropped_never_binds_the_session_to_another_user(own_keys):
+    """More providers of other secrets bind one session than a binding keeps seals of: the first's seal is dropped.
+    The user is kept apart from the seals, so that provider (or any other) still cannot bind the session to another
+    user, alone or at once with a bind to its own user; its run is refused in one line saying how to bind it again,
+    to its own user only, after which it runs as that user."""
+    memory = ScopedMemory(HashingEncoder(16))
+    made = [SAMContextProvider(memory, agent_id="desk", secret=None if own_keys else f"key {i}")
+            for i in range(SEALS + 2)]
+    first = made[0]
+    session = _session(first)
+    for provider in made:
+        provider.bind(session, "mia")
+    assert first.bound_user(session) is None  # its seal dropped: the newest SEALS kept
+    with pytest.raises(ValueError, match="has no user") as refused:
+        first.scopes(session)
+    assert "provider.bind(session" in str(refused.value) and "\n" not in str(refused.value)
+    stranger = SAMContextProvider(memory, agent_id="desk", secret=None if own_keys else "key 0")
+    for provider in (first, stranger):
+        with pytest.raises(ValueError, match="is user 'mia''s; a session's user is fixed: make a new session"):
+            provider.bind(session, "ben")
+    outcome = _bind_at_once([(first, "ben"), (made[-1], "mia")], session)
+    assert outcome[1] == "bound" and "is user 'mia''s" in outcome[0], outcome
+    assert {_user(p, session) for p in made[2:]} == {"mia"} and _user(first, session) is None  # 2 dropped
+    first.bind(session, "mia")
+    assert _user(first, session) == "mia" and session.state[first.source_id]["user_id"] == "mia"
+    assert memory.get_all(user_id="ben", agent_id="desk", limit=None)["results"] == []
+
