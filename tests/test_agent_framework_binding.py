@@ -224,3 +224,25 @@ def test_a_provider_whose_seal_was_dropped_never_binds_the_session_to_another_us
     assert _user(first, session) == "mia" and session.state[first.source_id]["user_id"] == "mia"
     assert memory.get_all(user_id="ben", agent_id="desk", limit=None)["results"] == []
 
+
+def test_a_provider_fixed_to_one_user_never_runs_a_session_bound_to_another():
+    """A provider made with user_id (one agent a user) took any session as its user's: a session bound to Mia, run
+    by another agent whose provider is fixed to Ben, recalled Ben's memories into Mia's conversation and stored her
+    words as Ben's, and its bind to Ben returned as if the session were his. Both are refused in one line; a session
+    of no user, or of its own user, it runs as before."""
+    memory = ScopedMemory(HashingEncoder(16))
+    per_session = SAMContextProvider(memory, agent_id="desk", secret="the app's key")
+    bens = SAMContextProvider(memory, agent_id="desk", user_id="ben")
+    session = _session(per_session)
+    per_session.bind(session, "mia")
+    for act in (lambda: bens.scopes(session), lambda: bens.bind(session, "ben")):
+        with pytest.raises(ValueError, match="is user 'mia''s") as refused:
+            act()
+        assert "make a new session" in str(refused.value) and "\n" not in str(refused.value)
+    assert _user(per_session, session) == "mia" and session.state[per_session.source_id]["user_id"] == "mia"
+    own = _session(per_session)
+    assert bens.scopes(own)["user_id"] == "ben"  # of no user: the provider's
+    bens.bind(own, "ben")
+    assert bens.scopes(own)["user_id"] == "ben"
+    with pytest.raises(ValueError, match="user 'ben''s"):
+        bens.bind(own, "mia")

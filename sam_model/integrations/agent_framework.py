@@ -38,7 +38,8 @@ keys) read each other's sessions, after a restart too; without one a provider se
 session restored in another process is bound again to its user (another refused: give ``secret`` to keep its
 user without binding). Providers of other secrets binding one session each add their seal (those of the SEALS providers that bound or ran it last kept), under one
 lock of them all: a bound session is never bound to another user, from any provider, thread or task. A provider made with
-``user_id`` fixes that user for every session instead (one agent a user). ``agent_id`` (and ``run_id``) narrow the
+``user_id`` fixes that user for every session instead (one agent a user), of no other user: a session another
+provider bound to another user it refuses. ``agent_id`` (and ``run_id``) narrow the
 scopes as ScopedMemory's do. Store calls run in a worker thread (``asyncio.to_thread``).
 """
 
@@ -210,7 +211,7 @@ class SAMContextProvider:
         # threads (or two providers) binding one session to two users at once both pass, and a run of the one bound
         # first read the other's memories
         with _BINDING:
-            held = self.user_id if self.user_id is not None else self.named_user(session)
+            held = self._fixed(session) if self.user_id is not None else self.named_user(session)
             if held in (None, user_id) and self.user_id is None and self.bound_user(session) is None:
                 slot = self._slot(session)
                 seals = slot.get(SEAL) if held is not None else None
@@ -222,6 +223,17 @@ class SAMContextProvider:
         if held != user_id:  # the user and id shortened as limits shows a value: an edited state's may be megabytes
             raise ValueError(f"SAMContextProvider.bind: session {_show(session.session_id)} is user {_show(held)}'s; "
                              "a session's user is fixed: make a new session for another user")
+
+    def _fixed(self, session: Any) -> str | None:
+        """The provider's own user (``user_id``) for ``session``, refused where the session's state names another:
+        it took any session as its user's, so a session bound to Mia, run by another agent whose provider is fixed
+        to Ben, recalled Ben's memories into her conversation and stored her words as his."""
+        named = None if session is None else self.named_user(session)
+        if named not in (None, self.user_id):
+            raise ValueError(f"SAMContextProvider: session {_show(session.session_id)} is user {_show(named)}'s and "
+                             f"this provider is user {_show(self.user_id)}'s (its user_id): a session's user is "
+                             "fixed: make a new session for that user, or run this one with a provider of no user_id")
+        return self.user_id
 
     def named_user(self, session: Any) -> str | None:
         """The user ``session``'s state names, its seal held or not: a binding of another provider's secret (or of
@@ -273,7 +285,7 @@ class SAMContextProvider:
 
     def scopes(self, session: Any) -> dict[str, str | None]:
         """The scopes of a run of ``session``: its user's (refused when it has none), the provider's agent and run."""
-        user = self.user_id if self.user_id is not None or session is None else self._used(session)
+        user = self._fixed(session) if self.user_id is not None or session is None else self._used(session)
         if user is None:
             raise ValueError(f"SAMContextProvider: session {getattr(session, 'session_id', None)!r} has no user: "
                              "make it with provider.create_session(agent, user_id=...) (or provider.bind(session, "
