@@ -11,7 +11,9 @@ Run where agent-framework-core is installed (tests/test_agent_framework_memory.p
 from __future__ import annotations
 
 import asyncio
+import copy
 import importlib.util
+import json
 import threading
 from typing import Any
 
@@ -246,3 +248,49 @@ def test_a_provider_fixed_to_one_user_never_runs_a_session_bound_to_another():
     assert bens.scopes(own)["user_id"] == "ben"
     with pytest.raises(ValueError, match="user 'ben''s"):
         bens.bind(own, "mia")
+
+
+@pytest.mark.parametrize("through", ["FileSessionStore", "to_dict"])
+def test_two_processes_sharing_one_stored_session_lose_a_seal_never_its_user(tmp_path, through):
+    """Two processes load one stored session bound to Mia, each binds it with a provider of its own secret and saves
+    it: the store's last writer wins (FileSessionStore says so), so the first's seal is lost. That loses only a seal:
+    the saved session is still Mia's, its first provider's run is refused until it binds it again, to Mia only, and
+    every other provider runs it as Mia."""
+    from agent_framework import FileSessionStore
+
+    memory = ScopedMemory(HashingEncoder(16))
+    maker, first, second = (SAMContextProvider(memory, agent_id="desk", secret=f"key {i}") for i in range(3))
+    store = FileSessionStore(tmp_path)
+    saved: dict[str, Any] = {}
+
+    async def save(session: AgentSession) -> None:
+        if through == "FileSessionStore":
+            await store.set(session.session_id, session)
+        else:
+            saved["s-1"] = json.loads(json.dumps(session.to_dict()))
+
+    async def load() -> AgentSession:
+        if through == "FileSessionStore":
+            return await store.get("s-1")
+        return AgentSession.from_dict(copy.deepcopy(saved["s-1"]))
+
+    async def both() -> AgentSession:
+        made = maker.create_session(Agent(client=ScriptedClient([]), instructions="x", context_providers=[maker]),
+                                    "mia", session_id="s-1")
+        await save(made)
+        one, two = await load(), await load()  # the two processes' copies
+        first.bind(one, "mia")
+        second.bind(two, "mia")
+        await save(one)
+        await save(two)  # the last writer: its copy holds no seal of first's
+        return await load()
+
+    session = asyncio.run(both())
+    assert session.state[maker.source_id]["user_id"] == "mia"
+    assert _user(maker, session) == _user(second, session) == "mia"
+    with pytest.raises(ValueError, match="has no user"):
+        first.scopes(session)
+    with pytest.raises(ValueError, match="is user 'mia''s; a session's user is fixed"):
+        first.bind(session, "ben")
+    first.bind(session, "mia")
+    assert _user(first, session) == _user(maker, session) == _user(second, session) == "mia"
