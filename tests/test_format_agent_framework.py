@@ -291,6 +291,29 @@ def test_records_apart_by_the_messages_one_writer_leaves_out_are_read_once(tmp_p
     assert events and sorted(events, key=json.dumps) == sorted(alone, key=json.dumps)
 
 
+def test_an_audit_trail_alone_reads_its_context_messages_as_no_ones_turns():
+    """A FileHistoryProvider of store_context_messages=True with no snapshot beside it (the real package wrote it,
+    tests/fixtures/agent_framework_both.py's alone): another provider's note before each question was read as the
+    user's words, and the agent's in-memory history, which the trail stores again from the third run on, as the
+    conversation a second time (each call labelled twice). Each context message is passed over and counted, the
+    SAM frames as before; the trail reads as its own messages do."""
+    records = [json.loads(line) for line in (BOTH / "alone" / "ctx-trail.jsonl").read_text().splitlines()]
+    sources = [(r.get("additional_properties") or {}).get("_attribution", {}).get("source_id") for r in records]
+    assert {"facts", "sam_memory", "in_memory"} <= set(sources)
+    read = to_chat(records)
+    own = to_chat([r for r, source in zip(records, sources) if source is None])
+    assert read.messages == own.messages
+    said = [m["content"] for m in read.messages if m["role"] == "user"]
+    assert said == [r["contents"][0]["text"] for r, source in zip(records, sources)
+                    if source is None and r["role"] == "user"]
+    assert not any("Fact:" in s or "<sam_memories>" in s for s in said), said
+    assert read.ignored["SAM recalls"] == sources.count("sam_memory")
+    assert read.ignored["context messages"] == sources.count("facts") + sources.count("in_memory")
+    events = list(iter_transcript_events(BOTH / "alone" / "ctx-trail.jsonl"))
+    calls = [c["function"]["name"] for m in own.messages for c in m.get("tool_calls") or ()]
+    assert [e["kind"] for e in events].count("action") == len(calls) == 2
+
+
 def test_records_of_different_user_words_or_context_still_differ():
     """The messages a store may leave out are passed over only where the other record lacks one of their kind: two
     records holding different user words, or different context, are of different sessions (the differ fixture)."""

@@ -825,7 +825,13 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # where each frame's tag names the ref of the parts after them (the adapter writes it since): a frame a user pasted as
 # a multimodal message's first part (or after the recall) was counted as the recall, the user's words lost; a frame
 # without a ref in a list is the user's. Every other log, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 246
+# 247: an Agent Framework message attributed to a context provider (its additional_properties' "_attribution", kept by a
+# history of store_context_messages=True) is passed over and counted "context messages", as SAMContextProvider's frame
+# was ("SAM recalls"): another provider's note was read as the user's words and, in an audit trail alone, the agent's
+# in-memory history it stores again from the third run on as the conversation a second time (each call labelled
+# twice). tests/fixtures/agent_framework_both/apart's ctx-audit and ctx-memory sessions lose their "Fact:" user turns;
+# every other log, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 247
 
 
 @dataclass(frozen=True)

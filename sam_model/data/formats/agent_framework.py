@@ -10,9 +10,11 @@ object, one ``<session_id>.json`` a session (beside a ``"version"``); of ``seria
 ``function_result`` (``call_id``, ``result`` the words the model was given, ``items`` the same as text contents).
 A call that raised is a result whose ``exception`` the framework writes as the fixed marker
 ``FunctionInvocationError`` (the words are ``Error: Function failed.`` unless the agent was given
-``include_detailed_errors``): read as failed. A user message that is SAM's recall framed as data (SAMContextProvider's
-context message, which a history provider made with ``store_context_messages=True`` keeps) is no one's words: left
-out, counted (its memories are the store's already). Results sit in ``tool`` messages, one or more a message (parallel
+``include_detailed_errors``): read as failed. A context message, one a provider added to a run (attributed to it,
+:func:`_attributed`), which a history provider made with ``store_context_messages=True`` keeps, is no one's turn:
+left out, counted: SAM's recall framed as data (SAMContextProvider's; its memories are the store's already) as
+"SAM recalls", another provider's note, or the messages another history loaded into the run (an audit trail stores
+the agent's in-memory history again from the third run on), as "context messages". Results sit in ``tool`` messages, one or more a message (parallel
 calls): each becomes a chat tool message. Reasoning, usage, files and the other contents are counted, not read.
 The session holds no instructions (the agent's, kept in code): an ``instructions`` (or ``system``) string beside
 the session is the policy, ``{**session.to_dict(), "instructions": agent.default_options["instructions"]}`` (an
@@ -156,9 +158,9 @@ def _same(a: Any, b: Any) -> bool:
 def _kind(message: Any) -> str:
     """A message's kind for :func:`diverges`: "context" (a provider's, attributed), "summary" (a CompactionProvider's),
     else its role."""
-    props = message.get("additional_properties") if isinstance(message, Mapping) else None
-    if isinstance(props, Mapping) and ATTRIBUTION in props:
+    if _attributed(message):
         return "context"
+    props = message.get("additional_properties") if isinstance(message, Mapping) else None
     group = props.get("_group") if isinstance(props, Mapping) else None
     if isinstance(group, Mapping) and any(key in group for key in SUMMARY):
         return "summary"
@@ -267,10 +269,12 @@ def policy(session: Mapping[str, Any], where: str) -> str:
     return ""
 
 
-def _attributed(m: Mapping[str, Any]) -> bool:
-    """Whether ``m`` is a context provider's message (the framework's ``_attribution`` in its additional properties):
-    SAMContextProvider's frame is one, and the same text a user sent (a frame pasted from a trace) is the user's."""
-    extra = m.get("additional_properties")
+def _attributed(m: Any) -> bool:
+    """Whether ``m`` is a context message, one a context provider added to a run (the framework's ``_attribution``
+    in its additional properties), which a history of ``store_context_messages=True`` keeps: SAMContextProvider's
+    frame, another provider's note, another history's messages loaded into the run. The one test of it, for reading
+    and for :func:`diverges`; the same text a user sent (a frame pasted from a trace) is the user's."""
+    extra = m.get("additional_properties") if isinstance(m, Mapping) else None
     return isinstance(extra, Mapping) and isinstance(extra.get(ATTRIBUTION), Mapping)
 
 
@@ -325,8 +329,9 @@ def to_chat(messages: list[Any], where: str) -> Chat:
                 results.append(_result(c, cw))
             else:
                 ignored[f"{c['type']} contents"] += 1
-        if role == "user" and texts and not calls and _attributed(m) and all(map(is_frame, texts)):
-            ignored["SAM recalls"] += 1  # SAMContextProvider's context message a history stored: no one's words
+        if _attributed(m):  # a context message a history stored: no one's turn, passed over, counted
+            frame = role == "user" and texts and not calls and all(map(is_frame, texts))  # SAMContextProvider's
+            ignored["SAM recalls" if frame else "context messages"] += 1
             continue
         if texts or calls:  # a message of only reasoning or usage says nothing
             message: dict[str, Any] = {"role": "assistant" if role == "tool" else role,
