@@ -61,7 +61,9 @@ def too_deep(value: Any, limit: int) -> bool:
     return False
 
 
-def _show(value: Any) -> str:
+def shown(value: Any) -> str:
+    """``value`` as an error shows it: its repr, cut at 60 characters (a client's value may be megabytes, and a
+    refusal is one line)."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -69,7 +71,7 @@ def _show(value: Any) -> str:
 def check_int(value: Any, name: str, lo: int = 1, hi: int = MAX_K) -> int:
     """``value`` as an int in [lo, hi], else ValueError "<name> must be an integer from lo to hi, got ..."."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer from {lo} to {hi}, got {_show(value)}")
+        raise ValueError(f"{name} must be an integer from {lo} to {hi}, got {shown(value)}")
     return int(value)
 
 
@@ -114,12 +116,12 @@ def check_count(value: Any, name: str, what: str, past: str, hi: int = MAX_STEP)
     reaches it. Why not check_int: its "from 0 to 4611686018427387904" is a bound no caller picks from, and a served
     search's caller (HTTP, MCP) read it as the range it should pick from."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer ({what}), got {_show(value)}")
+        raise ValueError(f"{name} must be a non-negative integer ({what}), got {shown(value)}")
     if value > hi:
         n = hi.bit_length()
         bound = f"2**{n - 1}" if hi == 1 << (n - 1) else f"2**{n} - 1" if hi == (1 << n) - 1 else str(hi)
         raise ValueError(f"{name} must be a non-negative integer ({what}) no larger than {bound}, {past}, got "
-                         f"{_show(value)}")
+                         f"{shown(value)}")
     return int(value)
 
 
@@ -166,7 +168,7 @@ def check_scope(value: Any, name: str, held: Callable[[str], bool] | None = None
         return None
     if not isinstance(value, str) or not value or "/" in value or len(value) > MAX_SCOPE_CHARS:
         raise ValueError(f"{name} must be a non-empty string without '/' of at most {MAX_SCOPE_CHARS} characters, "
-                         f"got {_show(value)}")
+                         f"got {shown(value)}")
     if held is None:
         return check_scope_characters(value, name)
     flaw = scope_flaw(value)  # once: check_scope_characters after it told it again
@@ -378,9 +380,9 @@ def check_scope_characters(value: Any, name: str) -> Any:
 def check_text(text: Any, name: str, empty: bool = False) -> str:
     """A text argument: a string of at most MAX_TEXT_CHARS characters (non-blank unless ``empty``)."""
     if not isinstance(text, str):
-        raise TypeError(f"{name} must be a string, got {json_type(text)} {_show(text)}")
+        raise TypeError(f"{name} must be a string, got {json_type(text)} {shown(text)}")
     if not empty and not text.strip():
-        raise ValueError(f"{name} must not be empty or only whitespace, got {_show(text)}")
+        raise ValueError(f"{name} must not be empty or only whitespace, got {shown(text)}")
     if len(text) > MAX_TEXT_CHARS:
         raise ValueError(f"{name} has {len(text)} characters, more than the limit of {MAX_TEXT_CHARS}; "
                          "split it into several memories or summarise it")
@@ -395,7 +397,7 @@ def check_metadata(metadata: Any, name: str = "metadata") -> None:
     if metadata is None:
         return
     if not isinstance(metadata, Mapping):
-        raise TypeError(f"{name} must be an object, got {json_type(metadata)} {_show(metadata)}")
+        raise TypeError(f"{name} must be an object, got {json_type(metadata)} {shown(metadata)}")
     metadata = dict(metadata)
     stack: list[tuple[Any, str, int]] = [(metadata, name, 1)]
     while stack:
@@ -405,7 +407,7 @@ def check_metadata(metadata: Any, name: str = "metadata") -> None:
         if isinstance(value, dict):
             for k, v in value.items():
                 if not isinstance(k, str):
-                    raise TypeError(f"{where} has a key that is not a string: {_show(k)}")
+                    raise TypeError(f"{where} has a key that is not a string: {shown(k)}")
                 stack.append((v, f"{where}.{k}", depth + 1))
         elif isinstance(value, (list, tuple)):
             stack += [(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
@@ -422,4 +424,4 @@ def check_metadata(metadata: Any, name: str = "metadata") -> None:
 
 __all__ = ["MAX_ADD_ITEMS", "MAX_BATCH_SIZE", "MAX_ENCODER_PARAMS", "MAX_K", "MAX_LAYERS", "MAX_METADATA_CHARS", "MAX_METADATA_DEPTH",
            "MAX_POSITIONS", "MAX_TEXT_CHARS", "MAX_VOCAB", "MAX_WIDTH", "check_batch_size", "check_count", "check_int",
-           "check_k", "check_metadata", "check_text"]
+           "check_k", "check_metadata", "check_text", "shown"]

@@ -55,10 +55,11 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from sam_model.data.formats.agent_framework import ATTRIBUTION
 from sam_model.data.formats.recalls import is_frame
 from sam_model.integrations.fitting import fitted_text
 from sam_model.integrations.scopes import HEAD, fixed_scopes, framed, listed, user_filter
-from sam_model.limits import MAX_TEXT_CHARS, _show, check_k, check_scope
+from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope, shown
 from sam_model.memory import ScopedMemory
 
 SOURCE = "sam_memory"  # the provider's source_id: its context message's attribution, its state's key (the binding)
@@ -115,10 +116,16 @@ def _storable(messages: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _attribution(message: Any) -> Any:
+    """A ``Message``'s attribution (a dict where a provider added it to the run as a context message), read by the
+    key the log reader reads a stored one by (:data:`ATTRIBUTION`)."""
+    return (getattr(message, "additional_properties", None) or {}).get(ATTRIBUTION)
+
+
 def _is_frame_message(message: Any, source_id: str | None = None) -> bool:
     """Whether ``message`` is a provider's context message (of ``source_id``, None: of any) holding exactly a
     frame: this provider's, or another SAM provider's on the same agent (an agent's scope beside the user's)."""
-    attribution = (getattr(message, "additional_properties", None) or {}).get("_attribution")
+    attribution = _attribution(message)
     return (str(getattr(message, "role", "")) == "user" and isinstance(attribution, dict)
             and source_id in (None, attribution.get("source_id")) and is_frame(getattr(message, "text", "") or ""))
 
@@ -127,7 +134,7 @@ def _is_others(message: Any, histories: frozenset[str]) -> bool:
     """Whether ``message`` is a user-role context message of a provider that is no history (``histories``: the
     agent's history providers' source ids): another provider's note, not the user's words. The user's own messages
     carry no attribution (this run's input) or a history provider's (earlier runs' input)."""
-    attribution = (getattr(message, "additional_properties", None) or {}).get("_attribution")
+    attribution = _attribution(message)
     return (str(getattr(message, "role", "")) == "user" and isinstance(attribution, dict)
             and attribution.get("source_id") not in histories)
 
@@ -221,7 +228,7 @@ class SAMContextProvider:
                 slot.update({USER: user_id, SEAL: mine if not seals else [*seals, mine][-SEALS:]})
                 held = user_id
         if held != user_id:  # the user and id shortened as limits shows a value: an edited state's may be megabytes
-            raise ValueError(f"SAMContextProvider.bind: session {_show(session.session_id)} is user {_show(held)}'s; "
+            raise ValueError(f"SAMContextProvider.bind: session {shown(session.session_id)} is user {shown(held)}'s; "
                              "a session's user is fixed: make a new session for another user")
 
     def _fixed(self, session: Any) -> str | None:
@@ -230,8 +237,8 @@ class SAMContextProvider:
         to Ben, recalled Ben's memories into her conversation and stored her words as his."""
         named = None if session is None else self.named_user(session)
         if named not in (None, self.user_id):
-            raise ValueError(f"SAMContextProvider: session {_show(session.session_id)} is user {_show(named)}'s and "
-                             f"this provider is user {_show(self.user_id)}'s (its user_id): a session's user is "
+            raise ValueError(f"SAMContextProvider: session {shown(session.session_id)} is user {shown(named)}'s and "
+                             f"this provider is user {shown(self.user_id)}'s (its user_id): a session's user is "
                              "fixed: make a new session for that user, or run this one with a provider of no user_id")
         return self.user_id
 
