@@ -294,3 +294,31 @@ def test_two_processes_sharing_one_stored_session_lose_a_seal_never_its_user(tmp
         first.bind(session, "ben")
     first.bind(session, "mia")
     assert _user(first, session) == _user(maker, session) == _user(second, session) == "mia"
+
+
+@pytest.mark.parametrize("second_fixed", [False, True], ids=["bound", "fixed"])
+def test_sam_providers_of_two_source_ids_never_bind_one_session_to_two_users(second_fixed):
+    """Two agents sharing a session, each with a SAM provider of its own source_id (each keeps its binding under
+    it): the second took the session for unbound and bound it (or, made with user_id, ran it) as Ben while the first
+    had bound it to Mia. Refused in one line, in either order (a provider made with user_id writes no binding, so it
+    can only be refused); the same user binds under both."""
+    memory = ScopedMemory(HashingEncoder(16))
+    mias = SAMContextProvider(memory, agent_id="desk", secret="the app's key")
+    bens = SAMContextProvider(memory, agent_id="desk", source_id="sam_desk", secret="the app's key",
+                              user_id="ben" if second_fixed else None)
+    orders = [(mias, bens, "mia", "ben")] + ([] if second_fixed else [(bens, mias, "ben", "mia")])  # fixed: no binding
+    for first, second, user, other in orders:
+        session = _session(mias)
+        first.bind(session, user)
+        with pytest.raises(ValueError, match=f"is user '{user}''s") as refused:
+            if second.user_id is not None:
+                second.scopes(session)
+            else:
+                second.bind(session, other)
+        assert "make a new session" in str(refused.value) and "\n" not in str(refused.value)
+        assert _user(first, session) == user and _user(second, session) in (user, None)
+    if not second_fixed:
+        session = _session(mias)
+        mias.bind(session, "mia")
+        bens.bind(session, "mia")
+        assert _user(mias, session) == _user(bens, session) == "mia"

@@ -39,7 +39,8 @@ session restored in another process is bound again to its user (another refused:
 user without binding). Providers of other secrets binding one session each add their seal (those of the SEALS providers that bound or ran it last kept), under one
 lock of them all: a bound session is never bound to another user, from any provider, thread or task. A provider made with
 ``user_id`` fixes that user for every session instead (one agent a user), of no other user: a session another
-provider bound to another user it refuses. ``agent_id`` (and ``run_id``) narrow the
+provider bound to another user it refuses, as a bind refuses a user other than the one a SAM provider of
+another ``source_id`` bound the session to. ``agent_id`` (and ``run_id``) narrow the
 scopes as ScopedMemory's do. Store calls run in a worker thread (``asyncio.to_thread``).
 """
 
@@ -218,7 +219,7 @@ class SAMContextProvider:
         # threads (or two providers) binding one session to two users at once both pass, and a run of the one bound
         # first read the other's memories
         with _BINDING:
-            held = self._fixed(session) if self.user_id is not None else self.named_user(session)
+            held = self._fixed(session) if self.user_id is not None else self._named(session, user_id)
             if held in (None, user_id) and self.user_id is None and self.bound_user(session) is None:
                 slot = self._slot(session)
                 seals = slot.get(SEAL) if held is not None else None
@@ -235,12 +236,23 @@ class SAMContextProvider:
         """The provider's own user (``user_id``) for ``session``, refused where the session's state names another:
         it took any session as its user's, so a session bound to Mia, run by another agent whose provider is fixed
         to Ben, recalled Ben's memories into her conversation and stored her words as his."""
-        named = None if session is None else self.named_user(session)
+        named = None if session is None else self._named(session, self.user_id)
         if named not in (None, self.user_id):
             raise ValueError(f"SAMContextProvider: session {shown(session.session_id)} is user {shown(named)}'s and "
-                             f"this provider is user {shown(self.user_id)}'s (its user_id): a session's user is "
+                             f"provider {shown(self.source_id)} is user {shown(self.user_id)}'s (its user_id): a session's user is "
                              "fixed: make a new session for that user, or run this one with a provider of no user_id")
         return self.user_id
+
+    def _named(self, session: Any, user_id: str | None) -> str | None:
+        """The user ``session``'s bindings name: this provider's (:meth:`named_user`), unless another SAM provider's,
+        kept under its own source_id, names a user other than ``user_id``: two agents sharing a session, each with a
+        SAM provider of its own source_id, bound it to two users (one user's conversation, another's memories)."""
+        named = self.named_user(session)
+        if named not in (None, user_id):
+            return named
+        others = (slot[USER] for key, slot in list(session.state.items()) if key != self.source_id
+                  and isinstance(slot, dict) and SEAL in slot and isinstance(slot.get(USER), str))
+        return next((u for u in others if u != user_id), named)
 
     def named_user(self, session: Any) -> str | None:
         """The user ``session``'s state names, its seal held or not: a binding of another provider's secret (or of
