@@ -425,6 +425,73 @@ def test_a_run_whose_store_failed_is_stored_when_the_store_comes_back():
     assert len(_stored(memory, "mia")) == 2 and not failures
 
 
+def _failing(memory: ScopedMemory, times: int) -> list[Exception]:
+    """``memory``'s add made to fail its next ``times`` calls (a disk full for a while); the failures left."""
+    failures: list[Exception] = [OSError("disk full") for _ in range(times)]
+    add = memory.add
+
+    def flaky(*args: Any, **kw: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return add(*args, **kw)
+
+    memory.add = flaky  # type: ignore[method-assign]
+    return failures
+
+
+@needs_pai
+def test_a_run_whose_store_failed_twice_is_stored_with_the_next_run():
+    """The store failed after the run answered and again on the run's way out: the run's messages were lost (given
+    back as message_history they are no later run's new messages). Kept, they are added before the next run's of
+    the scopes, each once, in order; another user's next run adds none of them."""
+    memory = ScopedMemory(HashingEncoder(64))
+    failures = _failing(memory, 2)
+    agent = Agent(TestModel(call_tools=[], custom_output_text="Your parcel is in Leipzig."), deps_type=Deps,
+                  capabilities=[SAMCapability(memory, agent_id="desk")])
+    with pytest.raises(OSError, match="disk full"):
+        agent.run_sync("Where is my parcel?", deps=Deps("mia"))
+    assert _stored(memory, "mia") == [] and not failures
+    agent.run_sync("Hello", deps=Deps("ben"))
+    assert _stored(memory, "ben") == ["Hello", "Your parcel is in Leipzig."]
+    agent.run_sync("And when does it arrive?", deps=Deps("mia"))
+    assert _stored(memory, "mia") == ["Where is my parcel?", "Your parcel is in Leipzig.", "And when does it arrive?",
+                                      "Your parcel is in Leipzig."]
+    agent.run_sync("Thanks", deps=Deps("mia"))
+    assert _stored(memory, "mia").count("Where is my parcel?") == 1
+
+
+@needs_pai
+def test_a_run_stopped_by_its_limit_whose_store_failed_is_stored_with_the_next_run():
+    """A run that booked a flight hit its usage limit, and the store failed as the run stored what it said: the app
+    resumes from the error's conversation (its messages none of the next run's new ones), so the booking was never
+    stored. The error stays the run's own (the app reads its conversation), and the booking is stored once with the
+    resumed run, before its messages."""
+    from pydantic_ai.exceptions import UsageLimitExceeded
+    from pydantic_ai.usage import UsageLimits
+
+    memory = ScopedMemory(HashingEncoder(64))
+    failures = _failing(memory, 1)
+
+    def book_flight(flight: str) -> str:
+        """Books a flight."""
+        return f"booked {flight}, PNR Q7XK2L"
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        if "Book me" in _text([p for p in messages[-1].parts if not _framed(p)][-1]):
+            return ModelResponse(parts=[ToolCallPart("book_flight", {"flight": "LH441"}, tool_call_id="b1")])
+        return ModelResponse(parts=[TextPart("Booked: PNR Q7XK2L")])
+
+    agent = Agent(FunctionModel(model), deps_type=Deps, tools=[book_flight],
+                  capabilities=[SAMCapability(memory, agent_id="desk")])
+    with pytest.raises(UsageLimitExceeded) as failed:
+        agent.run_sync("Book me on LH441", deps=Deps("mia"), usage_limits=UsageLimits(request_limit=1))
+    assert _stored(memory, "mia") == [] and not failures
+    agent.run_sync("Did it go through?", deps=Deps("mia"), message_history=failed.value.conversation.messages)
+    stored = _stored(memory, "mia")
+    assert stored[0] == "Book me on LH441" and stored.count("Book me on LH441") == 1, stored
+    assert sum("Q7XK2L" in m and "booked" in m for m in stored) == 1 and stored[-2] == "Did it go through?", stored
+
+
 class ThreadedEncoder(HashingEncoder):
     """HashingEncoder noting the thread of each encode (BERT's forward pass, in the real store)."""
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -155,6 +156,11 @@ class SAMCapability(AbstractCapability[Any]):
     recalled: str = field(default="", repr=False)  # the run's recall, numbered under HEAD ("" for none)
     live: list[Any] | None = field(default=None, repr=False)  # the run's history as it runs (before_model_request)
     stored: bool = field(default=False, repr=False)  # the run's messages are stored (after_run, or stopped early)
+    # A failed run's messages its store could not add (the store failing as it stored them on the run's way out),
+    # by scopes: added before the next add of those scopes, as they are no later run's new messages (the app gives
+    # them back as history) and were lost. One dict and lock for every run's copy (``replace`` shares them).
+    unstored: dict[tuple[Any, ...], list[dict[str, Any]]] = field(default_factory=dict, repr=False, compare=False)
+    unstored_lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_scope(self.user_id, "user_id")
@@ -216,15 +222,26 @@ class SAMCapability(AbstractCapability[Any]):
             said = [m for m in self.live or () if ctx.run_id is not None and getattr(m, "run_id", None) == ctx.run_id]
             if said and not self.stored:
                 # shielded: the thread stores even where the cancelled scope cancels this wait again
-                await asyncio.shield(self._store(ctx, json.loads(ModelMessagesTypeAdapter.dump_json(said))))
+                await asyncio.shield(self._store(ctx, json.loads(ModelMessagesTypeAdapter.dump_json(said)), True))
             raise
 
-    async def _store(self, ctx: Any, messages: list[dict[str, Any]]) -> None:
-        """The run's new ``messages`` (as ``new_messages_json()`` writes them) stored in its scopes, once a run:
-        marked stored once added, as an add that failed (after_run's) is tried again where the run fails
-        (:meth:`wrap_run`); marked before, the failed run's messages were never stored."""
+    async def _store(self, ctx: Any, messages: list[dict[str, Any]], last: bool = False) -> None:
+        """The run's new ``messages`` (as ``new_messages_json()`` writes them) stored in its scopes, once a run,
+        after those of the scopes' earlier runs their store failed to add (:attr:`unstored`): marked stored once
+        added, as an add that failed (after_run's) is tried again where the run fails (:meth:`wrap_run`); marked
+        before, the failed run's messages were never stored. Where that try (``last``) fails too, the run's
+        messages are kept for the scopes' next add (the failure still raised): given back as history they are no
+        later run's new messages, and were lost."""
         scopes = self.scopes if self.scopes is not None else self.scopes_of(ctx.deps)
+        key = tuple(sorted(scopes.items()))
         new = storable(messages)
-        if new:
-            await asyncio.to_thread(self.memory.add, new, **scopes)
+        with self.unstored_lock:
+            earlier = self.unstored.pop(key, [])
+        try:
+            if earlier or new:
+                await asyncio.to_thread(self.memory.add, [*earlier, *new], **scopes)
+        except Exception:  # not a cancel: its thread adds on, and put back they were stored twice
+            with self.unstored_lock:  # put back before any run's since, in order; this run's own if its last try
+                self.unstored[key] = [*earlier, *self.unstored.get(key, []), *(new if last else ())]
+            raise
         self.stored = True
