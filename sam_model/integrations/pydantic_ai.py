@@ -25,7 +25,8 @@ nor in training data. ``after_run`` stores the run's new messages
 log reader does, the one code path); a history given back as ``message_history`` is none of them, and a run stored
 again (a repeated hook) is read as sent already: each message is stored once. A run stopped early (a streamed answer
 the user stops, an ``iter`` left part way: cancelled) or failed part way (a usage limit, the model's error), which
-have no ``after_run``, stores what it said until then (``wrap_run``). A blank prompt is left out, a text
+have no ``after_run``, stores what it said until then (``wrap_run``); where that add fails too, the run's messages
+are added before the scopes' next run's (``unstored``). A blank prompt is left out, a text
 too long for a memory stored cut (:func:`storable`).
 
 Scopes: a run's user is its deps' ``user_id`` (an attribute, or a key of a dict), or the capability's own when made
