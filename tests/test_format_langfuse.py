@@ -573,3 +573,22 @@ def test_an_input_read_from_the_previous_ones_reading_reads_as_read_whole(window
         x for m in raw for x in langfuse._blocks(langfuse._message(m))])
     whole = langfuse.to_chat(observations, "t.json: trace t")
     assert kept.messages == whole.messages and kept.sources == whole.sources and len(kept.messages) == 2 + 2 * 12
+
+
+@pytest.mark.parametrize("changed", [True, 1.0])
+def test_an_input_that_changes_a_number_to_an_equal_one_of_another_type_is_read_as_given(changed, monkeypatch):
+    """Python's == holds 1, 1.0 and true equal: an input whose message changed one for another at the same place
+    (a history re-serialized between calls) was taken from the previous input's reading, the 1 read where the file
+    says true, and the conversation joined differently than reading each input whole gives."""
+    first = [{"role": "system", "content": "You help."}, {"role": "user", "content": "hi", "score": 1}]
+    answer = {"role": "assistant", "content": "Hello."}
+    second = [first[0], {**first[1], "score": changed}, answer, {"role": "user", "content": "bye"}]
+    observations = [{"id": f"g{i}", "traceId": "t", "type": "GENERATION", "startTime": f"2026-01-05T10:00:0{i}Z",
+                     "input": sent, "output": out}
+                    for i, (sent, out) in enumerate(((first, answer), (second, {"role": "assistant", "content": "Bye."})))]
+    kept = langfuse.to_chat(copy.deepcopy(observations), "t.json: trace t")
+    monkeypatch.setattr(langfuse._Inputs, "messages", lambda self, raw: [
+        x for m in raw for x in langfuse._blocks(langfuse._message(m))])
+    whole = langfuse.to_chat(observations, "t.json: trace t")
+    assert json.dumps(kept.messages) == json.dumps(whole.messages) and kept.sources == whole.sources
+    assert any(m.get("score") is changed for m in kept.messages)

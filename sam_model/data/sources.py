@@ -831,7 +831,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # in-memory history it stores again from the third run on as the conversation a second time (each call labelled
 # twice). tests/fixtures/agent_framework_both/apart's ctx-audit and ctx-memory sessions lose their "Fact:" user turns;
 # every other log, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 247
+# 248: a Langfuse generation's input message that repeats the previous input's at its place but for a number of
+# another type (1 there, 1.0 or true here: equal to Python's ==) is read as given, as each input read whole reads it
+# (245 took it from the previous input's reading). Every other trace, examples/logs and tests/fixtures convert byte
+# for byte.
+CONVERSION_VERSION = 248
 
 
 @dataclass(frozen=True)

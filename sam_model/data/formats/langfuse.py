@@ -59,6 +59,7 @@ MASKS = {
     REDACTED: "OpenInference's stand-in for a text its TraceConfig hides (OPENINFERENCE_HIDE_INPUTS and the like, "
     "exported to Langfuse): trace with it unset to train on the text",
 }
+_TEXT = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=str).encode  # a raw message's exact text
 FETCH = ("fetch each trace with GET /api/public/traces/{traceId}, or its observations with GET "
          "/api/public/v2/observations?traceId=...&fields=core,basic,io")
 
@@ -195,25 +196,27 @@ def _blocks(m: dict[str, Any]) -> list[dict[str, Any]]:
 
 class _Inputs:
     """The messages of each generation's input, read: each input repeats the history, so what it repeats of the
-    previous input as given (equal JSON, compared at C speed) is taken from that one's reading, its messages and
-    their keys, and only the rest is read (each input read whole, a long trace's history was read again at every
-    call: quadratic in its length)."""
+    previous input as given (the same JSON text, made and compared at C speed) is taken from that one's reading, its
+    messages and their keys, and only the rest is read (each input read whole, a long trace's history was read again
+    at every call: quadratic in its length). Compared as text, not by Python's ``==``: that holds 1, 1.0 and true
+    equal, and a message that changed one for another was taken as the previous one's reading."""
 
     def __init__(self) -> None:
-        self.raw: list[Any] = []  # the previous input's messages as given
+        self.raw: list[str] = []  # the previous input's messages as given, as JSON text
         self.read: list[tuple[list[dict[str, Any]], list[str]]] = []  # each one's messages read, and their keys
         self.keys: dict[int, str] = {}  # id of a message of ``read`` -> its key (they are alive while held there)
 
     def messages(self, raw: list[Any]) -> list[dict[str, Any]]:
-        same, most = 0, min(len(raw), len(self.raw))
-        while same < most and raw[same] == self.raw[same]:
+        texts = [_TEXT(m) for m in raw]
+        same, most = 0, min(len(texts), len(self.raw))
+        while same < most and texts[same] == self.raw[same]:
             same += 1
         for ms, _ in self.read[same:]:  # no longer held: their ids may be another's next
             for x in ms:
                 del self.keys[id(x)]
         fresh = [(ms, [_key(x) for x in ms]) for ms in ([*_blocks(_message(m))] for m in raw[same:])]
         self.keys.update((id(x), k) for ms, ks in fresh for x, k in zip(ms, ks))
-        self.raw, self.read = raw, self.read[:same] + fresh
+        self.raw, self.read = texts, self.read[:same] + fresh
         return [x for ms, _ in self.read for x in ms]
 
     def key(self, m: Any) -> str:
