@@ -456,12 +456,11 @@ FALLBACK = "<fully masked due to failed mask function>"  # what langfuse 4.18's 
 
 
 @pytest.mark.parametrize("change, role, observation", [
-    (lambda t: t[0].update(input=FALLBACK), "user", "g-1"),  # the mask raised: the whole input replaced
-    (lambda t: t[0].update(output=FALLBACK), "assistant", "g-1"),
+    (lambda t: t[0].update(input=[{"role": "user", "content": FALLBACK}]), "user", "g-1"),  # a mask of each message
     (lambda t: t[0].update(input=[{"role": "user", "content": "REDACTED"}]), "user", "g-1"),  # the docs' mask
     (lambda t: t[0].update(input=json.dumps([{"role": "user", "content": [{"type": "text", "text": "__REDACTED__"}]}])),
      "user", "g-1"),  # OpenInference's hide_inputs, exported to Langfuse: a v2 page's JSON text
-    (lambda t: t[2].update(output=FALLBACK), "tool", "o-bob"),  # the result only a tool observation gives
+    (lambda t: t[2].update(output=[{"type": "text", "text": FALLBACK}]), "tool", "o-bob"),  # a tool's parts
 ])
 def test_a_masked_text_is_refused_naming_its_observation_not_read_as_words(change, role, observation):
     """A mask's stand-in for the words (the SDK's own when the app's mask function raised, the docs' example
@@ -592,3 +591,37 @@ def test_an_input_that_changes_a_number_to_an_equal_one_of_another_type_is_read_
     whole = langfuse.to_chat(observations, "t.json: trace t")
     assert json.dumps(kept.messages) == json.dumps(whole.messages) and kept.sources == whole.sources
     assert any(m.get("score") is changed for m in kept.messages)
+
+
+def masked_twice() -> list[dict[str, Any]]:
+    """Two generations, the second's input repeating the first's input and output and bob's result; the tool
+    observations between them."""
+    trace = parallel_trace("ann", "bob")
+    call = trace[0]["output"]
+    trace.append({"id": "g-2", "traceId": "t-1", "type": "GENERATION", "startTime": "2026-01-05T10:00:03Z",
+                  "input": [*trace[0]["input"], call, {"role": "tool", "tool_call_id": "c-bob", "content": "bob's record"}],
+                  "output": {"role": "assistant", "content": "Bob is a user; ann is not."}})
+    return trace
+
+
+@pytest.mark.parametrize("where", [(0, "output"), (0, "input"), (1, "output"), (3, "output")])
+def test_a_value_masked_whole_is_read_as_not_recorded_not_refusing_the_conversation(where, caplog):
+    """The SDK masks an observation's input and output whole: where the app's mask raised on one (a mask written
+    for the input's list that fails on the output's object), the value is its stand-in, the words not recorded, as
+    a call that returned nothing. The conversation was refused whole, though a later input repeats every word (a
+    trace cannot be taken again: the past sessions were lost). Read from the later inputs, the masked value named in
+    a warning; what none repeats (the last answer, ann's result) is missing, not replaced by the stand-in."""
+    assert [m["role"] for m in langfuse.to_chat(masked_twice(), "t").messages] == [
+        "user", "assistant", "tool", "tool", "assistant"]
+    whole = langfuse.to_chat(masked_twice(), "t.json: trace t-1").messages
+    trace = masked_twice()
+    n, what = where
+    trace[n][what] = FALLBACK
+    with caplog.at_level(logging.WARNING):
+        chat = langfuse.to_chat(trace, "t.json: trace t-1")
+    assert not any(FALLBACK in json.dumps(m) for m in chat.messages)
+    # g-2's answer; else ann's result, held by its tool observation alone (paired with a call g-1's output made)
+    lost = [len(whole) - 1] if n == 3 else [2]
+    assert chat.messages == [m for i, m in enumerate(whole) if i not in lost]
+    said = [r.getMessage() for r in caplog.records if "mask's stand-in" in r.getMessage()]
+    assert len(said) == 1 and f"observation {trace[n]['id']}: its {what} is {FALLBACK!r}" in said[0]

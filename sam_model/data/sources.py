@@ -835,7 +835,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # another type (1 there, 1.0 or true here: equal to Python's ==) is read as given, as each input read whole reads it
 # (245 took it from the previous input's reading). Every other trace, examples/logs and tests/fixtures convert byte
 # for byte.
-CONVERSION_VERSION = 248
+# 249: a Langfuse generation's input or output, or a tool observation's output, that is a mask's stand-in whole (the
+# SDK's "<fully masked due to failed mask function>" where the app's mask raised) is read as a value not recorded,
+# what later inputs repeat of it read there, counted in a warning: it refused its conversation (243). A message's
+# text that is a stand-in is refused still. Every other trace, examples/logs and tests/fixtures convert byte for
+# byte.
+CONVERSION_VERSION = 249
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ session's traces, else a trace) is read from its generations in start order, eac
 ``TOOL`` (or ``SPAN``) observation of its name that started after the call, of parallel calls the one whose
 arguments its input holds (:func:`~sam_model.data.formats.history.ran`); one at level ``ERROR`` flags the result as failed (toolstate's extension),
 answered there or in a later input. An input or output of another shape (the
-Responses API's items, several choices) is counted and named in a warning, not guessed at. A text that is a mask's
-stand-in (:data:`MASKS`: the SDK's when the app's ``mask`` raised, ``_client/span.py``) is refused, not read as words.
+Responses API's items, several choices) is counted and named in a warning, not guessed at. A message's text that is
+a mask's stand-in (:data:`MASKS`) is refused, not read as words; a whole input or output that is one (the SDK's,
+``_client/span.py``, where the app's ``mask`` raised on that value) is read as one not recorded, and warned of.
 """
 
 from __future__ import annotations
@@ -131,6 +132,12 @@ def _refused(value: Any) -> str | None:
     key): JSON, not words, so not read as a prompt; None where there is none."""
     exc = _fault(value)
     return str(exc) if isinstance(exc, ValueError) and not isinstance(exc, json.JSONDecodeError) else None
+
+
+def _mask(value: Any) -> str | None:
+    """The mask's stand-in (:data:`MASKS`) a whole input or output value is, None where it is none: the SDK masks an
+    observation's input and output whole, so the words were not recorded, as where a call returned nothing."""
+    return value.strip() if isinstance(value, str) and value.strip() in MASKS else None
 
 
 def _unmasked(m: Mapping[str, Any], where: str) -> None:
@@ -279,6 +286,7 @@ def to_chat(observations: list[Any], where: str) -> Chat:
     results: set[Any] = set()  # the calls a tool message read so far answers: no observation of theirs to come
     unread: list[tuple[str, str]] = []
     unpaired: list[str] = []
+    masked: list[tuple[str, str, str]] = []  # (observation, "input" or "output", the stand-in) of values masked whole
     inputs = _Inputs()
     for t, _, obs, w in sorted(seen, key=lambda s: s[:2]):
         if obs.get("type") in ANSWERS:
@@ -289,20 +297,24 @@ def to_chat(observations: list[Any], where: str) -> Chat:
             if isinstance(name, str) and name in calls:  # every call held was made before it (a generation started earlier, read earlier)
                 calls[name] = [c for c in pending if c[1] != call]
             if call is not None:
-                answers[call] = obs
+                answers[call] = obs  # its flag kept for the result a later input repeats; a masked output gives none
+                masked += [(w, "output", mask) for mask in (_mask(obs.get("output")),) if mask is not None]
             elif pending:
                 unpaired.append(w)
             continue
         if obs.get("type") != "GENERATION":
             continue
-        inp, out = _messages(obs.get("input"), False, inputs), _messages(obs.get("output"), True)
-        if obs.get("output") is None:
-            out = []  # a call that returned nothing (it failed): its input is read
+        hidden = {what: mask for what in ("input", "output") if (mask := _mask(obs.get(what))) is not None}
+        masked += [(w, what, mask) for what, mask in hidden.items()]  # not recorded: what later inputs repeat is read
+        inp = None if "input" in hidden else _messages(obs.get("input"), False, inputs)
+        out = _messages(obs.get("output"), True)
+        if obs.get("output") is None or "output" in hidden:
+            out = []  # a call that returned nothing (it failed), or its output masked whole: its input is read
         for value, read, what in ((obs.get("input"), inp, "input"), (obs.get("output"), out, "output")):
             fault = _refused(value) if read and read[0].get("content") is value else None  # a string read as words
             if fault is not None:
                 raise TranscriptFormatError(w, f"its {what} is JSON text no reader here reads: {fault}")
-            if read is None:
+            if read is None and what not in hidden:
                 unread.append((w, f"its {what} is {_shape(decoded(value))}"))
         if inp is None:  # nothing to tell where its messages go
             continue
@@ -333,6 +345,12 @@ def to_chat(observations: list[Any], where: str) -> Chat:
                     "of its tool with other arguments, and its input tells not which; those calls' results are read "
                     "where a later input repeats them, else not", where, len(unpaired), "s" if len(unpaired) > 1
                     else "", unpaired[0])
+    if masked:
+        log.warning("%s: %d input%s or output%s a mask's stand-in for the words (the first: %s: its %s is %r, %s): not "
+                    "read, as a value not recorded; what a later generation's input repeats of them is read, the rest "
+                    "(a last answer, a tool's result no later input holds) is missing", where, len(masked),
+                    *(("s",) * 2 if len(masked) > 1 else ("",) * 2), masked[0][0], masked[0][1], masked[0][2],
+                    MASKS[masked[0][2]])
     return _answered(conv, answers, origin, where)
 
 
@@ -367,7 +385,7 @@ def _answered(conv: list[Any], answers: Mapping[str, Mapping[str, Any]], origin:
         messages.append(m)
         for c in m.get("tool_calls") or () if m.get("role") == "assistant" else ():
             obs = answers.get(_id(c.get("id"))) if isinstance(c, Mapping) else None
-            if obs is not None and c["id"] not in answered:
+            if obs is not None and c["id"] not in answered and _mask(obs.get("output")) is None:
                 output = obs.get("output")  # a string as stored (v2: JSON text), data as the API parsed it
                 _unmasked({"role": "tool", "content": output}, _where(obs, where))
                 messages.append({"role": "tool", "tool_call_id": c["id"], "content": output if output is not None
