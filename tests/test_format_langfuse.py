@@ -457,7 +457,6 @@ FALLBACK = "<fully masked due to failed mask function>"  # what langfuse 4.18's 
 
 @pytest.mark.parametrize("change, role, observation", [
     (lambda t: t[0].update(input=[{"role": "user", "content": FALLBACK}]), "user", "g-1"),  # a mask of each message
-    (lambda t: t[0].update(input=[{"role": "user", "content": "REDACTED"}]), "user", "g-1"),  # the docs' mask
     (lambda t: t[0].update(input=json.dumps([{"role": "user", "content": [{"type": "text", "text": "__REDACTED__"}]}])),
      "user", "g-1"),  # OpenInference's hide_inputs, exported to Langfuse: a v2 page's JSON text
     (lambda t: t[2].update(output=[{"type": "text", "text": FALLBACK}]), "tool", "o-bob"),  # a tool's parts
@@ -625,3 +624,27 @@ def test_a_value_masked_whole_is_read_as_not_recorded_not_refusing_the_conversat
     assert chat.messages == [m for i, m in enumerate(whole) if i not in lost]
     said = [r.getMessage() for r in caplog.records if "mask's stand-in" in r.getMessage()]
     assert len(said) == 1 and f"observation {trace[n]['id']}: its {what} is {FALLBACK!r}" in said[0]
+
+
+def test_a_user_who_said_redacted_is_read_and_a_whole_value_of_it_is_masked(caplog):
+    """"REDACTED" is the stand-in of the mask in Langfuse's docs, which replaces a whole string (the SDK masks each
+    input and output whole), and a word a user may say: a message that said it alone refused the session. Read as
+    said in a message; a whole input or output of it is masked, read from what later inputs repeat."""
+    trace = masked_twice()
+    trace[3]["input"][0]["content"] = "REDACTED"  # the user's words, as g-2's input repeats them
+    trace[0]["input"] = "REDACTED"  # g-1's whole input, as the docs' mask leaves it
+    with caplog.at_level(logging.WARNING):
+        chat = langfuse.to_chat(trace, "t.json: trace t-1")
+    assert chat.messages[0] == {"role": "user", "content": "REDACTED"} and chat.messages[-1]["role"] == "assistant"
+    assert any("observation g-1: its input is 'REDACTED'" in r.getMessage() for r in caplog.records)
+
+
+def test_a_conversation_masked_whole_is_refused_naming_the_mask():
+    """Guard: a mask that raises on every list of messages leaves no input recorded: refused naming the mask, not
+    read as an empty conversation."""
+    trace = masked_twice()
+    for o in trace:
+        o["input"] = o["output"] = FALLBACK
+    with pytest.raises(TranscriptFormatError, match="observation g-1: its input is '<fully masked due to failed mask "
+                                                    "function>', the Langfuse SDK's stand-in .*nothing to read"):
+        langfuse.to_chat(trace, "t.json: trace t-1")

@@ -840,7 +840,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # what later inputs repeat of it read there, counted in a warning: it refused its conversation (243). A message's
 # text that is a stand-in is refused still. Every other trace, examples/logs and tests/fixtures convert byte for
 # byte.
-CONVERSION_VERSION = 249
+# 250: a Langfuse message whose text is "REDACTED" alone is read as said (it refused its conversation, 243): the
+# masking docs' mask writes it as a whole value only, read as one not recorded (247). Every other trace,
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 250
 
 
 @dataclass(frozen=True)

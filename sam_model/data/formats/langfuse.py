@@ -61,6 +61,10 @@ MASKS = {
     "exported to Langfuse): trace with it unset to train on the text",
 }
 _TEXT = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=str).encode  # a raw message's exact text
+# the stand-ins that are words a user may type too: one only where it is a whole value (the docs' mask replaces a whole
+# string; the SDK masks each input and output whole), a message's text read as said (a user who answered "REDACTED"
+# lost the session: no mask writes it there but an app's own, which may write any word)
+WHOLE_ONLY = frozenset({"REDACTED"})
 FETCH = ("fetch each trace with GET /api/public/traces/{traceId}, or its observations with GET "
          "/api/public/v2/observations?traceId=...&fields=core,basic,io")
 
@@ -146,7 +150,7 @@ def _unmasked(m: Mapping[str, Any], where: str) -> None:
     content = m.get("content")
     texts = [content] if isinstance(content, str) else [p.get("text") for p in content if isinstance(p, Mapping)] \
         if isinstance(content, list) else []
-    mask = next((t.strip() for t in texts if isinstance(t, str) and t.strip() in MASKS), None)
+    mask = next((t.strip() for t in texts if isinstance(t, str) and t.strip() in MASKS.keys() - WHOLE_ONLY), None)
     if mask is not None:
         raise TranscriptFormatError(where, f"a {m.get('role')} message's text is {mask!r}, {MASKS[mask]}")
 
@@ -345,6 +349,10 @@ def to_chat(observations: list[Any], where: str) -> Chat:
                     "of its tool with other arguments, and its input tells not which; those calls' results are read "
                     "where a later input repeats them, else not", where, len(unpaired), "s" if len(unpaired) > 1
                     else "", unpaired[0])
+    if masked and not conv:  # every input masked: nothing recorded to read (a mask that raises on a list of messages)
+        w, what, mask = masked[0]
+        raise TranscriptFormatError(w, f"its {what} is {mask!r}, {MASKS[mask]}; no generation's input of it was "
+                                       "recorded unmasked, so there is nothing to read")
     if masked:
         log.warning("%s: %d input%s or output%s a mask's stand-in for the words (the first: %s: its %s is %r, %s): not "
                     "read, as a value not recorded; what a later generation's input repeats of them is read, the rest "
