@@ -575,3 +575,29 @@ def test_an_input_value_that_is_no_chat_request_is_not_read_as_messages(caplog):
     doc = _without(lines(SPANS)[0], "llm.input_messages.", input_mime_type="text/plain")
     got = {c.episode_id: c for c in read(doc)}
     assert all(m["role"] == "assistant" for c in got.values() for m in c.messages)
+
+
+def test_another_providers_request_is_not_read_as_an_openai_chat_request():
+    """The Anthropic instrumentation writes its request's JSON as input.value too (llm.system anthropic): its
+    messages' blocks were read as OpenAI's parts, the system prompt lost, the call a part of no known type and its
+    result a user message without words. Its messages hidden, it gives none from the value, as before."""
+    request = {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": "You are the order desk.", "messages": [
+        {"role": "user", "content": "Where is my order?"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Let me look."}, {
+            "type": "tool_use", "id": "toolu_1", "name": "find_customer", "input": {"name": "Ann"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "C-48213"}]}]}
+    doc = _without(lines(SPANS)[0], "llm.input_messages.", input_value=json.dumps(request), llm_system="anthropic")
+    got = [c for c in read(doc) if not isinstance(c, TranscriptFormatError)]
+    assert got and all(m["role"] == "assistant" and all(p["type"] in ("text", "tool_call") for p in m["parts"])
+                       for c in got for m in c.messages)
+    doc = _without(lines(SPANS)[0], "llm.input_messages.", llm_system="openai")  # guard: OpenAI's request is read
+    assert any(m["role"] == "user" for c in read(doc) for m in c.messages)
+
+
+def test_an_output_hidden_whole_is_refused_naming_the_setting():
+    """Guard: OPENINFERENCE_HIDE_OUTPUTS leaves output.value __REDACTED__ and no llm.output_messages.*: refused
+    naming the setting (docs/formats.md says so), as an input hidden whole is."""
+    doc = _without(lines(SPANS)[0], "llm.output_messages.", output_value="__REDACTED__", output_mime_type=None)
+    errs = [str(c) for c in read(doc) if isinstance(c, TranscriptFormatError) and ", span " in str(c)]
+    assert len(errs) == 2 and all("output.value is __REDACTED__ and the span has no llm.output_messages.*" in e
+                                  and "OPENINFERENCE_HIDE_OUTPUTS" in e and "\n" not in e for e in errs)

@@ -843,7 +843,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 250: a Langfuse message whose text is "REDACTED" alone is read as said (it refused its conversation, 243): the
 # masking docs' mask writes it as a whole value only, read as one not recorded (247). Every other trace,
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 250
+# 251: an OpenInference LLM span of another provider than OpenAI (llm.system anthropic, ...), its messages hidden,
+# gives none from its input.value (245 read an Anthropic request as OpenAI's, its calls and results lost as parts of
+# no known type). Said here too: 245 refused an LLM span whose output.value is __REDACTED__ with no output messages
+# (OPENINFERENCE_HIDE_OUTPUTS), read before without the answer. Every other span, examples/logs and tests/fixtures
+# convert byte for byte.
+CONVERSION_VERSION = 251
 
 
 @dataclass(frozen=True)

@@ -171,7 +171,8 @@ def _from_value(attrs: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     (``output.value``) holds, where it wrote none: OPENINFERENCE_HIDE_INPUT_MESSAGES (_OUTPUT_MESSAGES) leaves out
     the messages, not the value (the span was read without the user's words and the tools' results, its calls
     unanswered, without a word). Read only where the mime type says JSON and it is a chat request (``messages``) or
-    a chat completion of one choice; a value hidden too (OPENINFERENCE_HIDE_INPUTS) is refused."""
+    a chat completion of one choice, of the OpenAI instrumentation's spans (``llm.system`` openai, or none given); a
+    value hidden too (OPENINFERENCE_HIDE_INPUTS) is refused."""
     if str(attrs.get(KIND, "")).upper() != "LLM" or any(k.startswith(f"{prefix}.") for k in attrs):
         return {}
     side = "input" if prefix == INPUT else "output"
@@ -180,8 +181,9 @@ def _from_value(attrs: Mapping[str, Any], prefix: str) -> dict[str, Any]:
         raise Unreadable(f"{side}.value is {REDACTED} and the span has no {prefix}.*: the instrumentation hid the "
                          f"model call's {side} (OPENINFERENCE_HIDE_{side.upper()}S, or its TraceConfig's "
                          f"hide_{side}s); trace with it unset to train on the conversation")
-    if attrs.get(f"{side}.mime_type") != "application/json" or not isinstance(value, str):
-        return {}
+    if attrs.get(f"{side}.mime_type") != "application/json" or not isinstance(value, str) or attrs.get(
+            "llm.system", "openai") != "openai":  # another provider's request (Anthropic's: its own blocks, its system
+        return {}  # prompt apart) was read as OpenAI's, its calls and results lost as parts of no known type
     try:
         doc = strict_loads(value, unique=False)
     except (ValueError, RecursionError) as exc:
