@@ -841,7 +841,7 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # text that is a stand-in is refused still. Every other trace, examples/logs and tests/fixtures convert byte for
 # byte.
 # 250: a Langfuse message whose text is "REDACTED" alone is read as said (it refused its conversation, 243): the
-# masking docs' mask writes it as a whole value only, read as one not recorded (247). Every other trace,
+# masking docs' mask writes it as a whole value only, read as one not recorded (249). Every other trace,
 # examples/logs and tests/fixtures convert byte for byte.
 # 251: an OpenInference LLM span of another provider than OpenAI (llm.system anthropic, ...), its messages hidden,
 # gives none from its input.value (245 read an Anthropic request as OpenAI's, its calls and results lost as parts of
