@@ -560,6 +560,8 @@ def training_info(state: dict, path: Path) -> dict:
             if hp.get(k) not in (None, "")}
     if hp.get("opening_lr"):  # the task-opening head's own rate: a card says it only where one was set
         info["opening_lr"] = hp["opening_lr"]
+    if hp.get("lexical_lr"):  # the learned lexical weight's own rate: likewise only where one was set
+        info["lexical_lr"] = hp["lexical_lr"]
     if info.get("distill_from"):  # the teacher's pull: only meaningful with a teacher
         info.update({k: hp[k] for k in ("distill_weight", "distill_temperature") if k in hp})
     if hp.get("training_data"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -161,3 +162,61 @@ def test_the_store_serves_the_learned_weight(tiny_bert_dir, tmp_path):
     assert SAMRetriever(net, StoreConfig()).store.config.lexical == 0.0  # settings given win
     off = save_exported(net, tmp_path / "set", dataclasses.replace(r.store.config, lexical=0.0))
     assert SAMRetriever.load(off, device="cpu").store.config.lexical == 0.0
+
+
+def _lexical_module(tiny_bert_dir, **kw):
+    from sam_model.training.module import SAMLightningModule
+
+    torch.manual_seed(0)
+    cfg = SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32, dropout=0.0,
+                    phases=["collect"], kinds=["user", "tool"], lexical_learned=kw.pop("lexical_learned", True))
+    return SAMLightningModule(cfg, lr=1e-3, warmup_steps=0, **kw)
+
+
+def test_the_lexical_weight_steps_at_its_own_rate_only_when_asked(tiny_bert_dir):
+    """At the heads' 1e-3 Adam moves raw ~1e-3 a step, so w = softplus(raw) hardly leaves 0.1 in a fold training
+    (0.100 -> 0.104 measured); ``lexical_lr`` gives raw a group of its own, every other parameter keeps the heads'
+    rate, and without it the groups are those from before."""
+    def rates(module) -> dict[int, float]:
+        return {id(p): g["initial_lr"] for g in module.configure_optimizers()["optimizer"].param_groups
+                for p in g["params"]}
+
+    plain, fast = _lexical_module(tiny_bert_dir), _lexical_module(tiny_bert_dir, lexical_lr=0.03)
+    assert set(rates(plain).values()) == {1e-3} and len(rates(fast)) == len(rates(plain))
+    assert rates(fast)[id(fast.net.lexical_raw)] == 0.03
+    assert {lr for i, lr in rates(fast).items() if i != id(fast.net.lexical_raw)} == {1e-3}
+    for module, moved in ((plain, 0.01), (fast, 0.3)):  # ten steps of a loss that wants w up, however little
+        opt = module.configure_optimizers()["optimizer"]
+        start = module.net.lexical_raw.item()
+        for _ in range(10):
+            loss = -1e-4 * module.net.lexical_weight
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        assert module.net.lexical_raw.item() - start == pytest.approx(moved, rel=0.01)
+
+
+def test_a_lexical_rate_without_the_weight_or_below_zero_is_refused(tiny_bert_dir):
+    with pytest.raises(ValueError, match="model.lexical_lr is 0.03 but model.net.lexical_learned is off"):
+        _lexical_module(tiny_bert_dir, lexical_learned=False, lexical_lr=0.03)
+    with pytest.raises(ValueError, match="model.lexical_lr must be >= 0"):
+        _lexical_module(tiny_bert_dir, lexical_lr=-0.01)
+
+
+def test_a_model_card_names_the_lexical_rate_only_where_one_was_set(tmp_path):
+    from sam_model.export import training_info
+
+    assert "lexical_lr" not in training_info({"hyper_parameters": {"lr": 1e-3, "lexical_lr": 0.0}}, tmp_path / "a")
+    assert training_info({"hyper_parameters": {"lr": 1e-3, "lexical_lr": 0.03}}, tmp_path / "a")["lexical_lr"] == 0.03
+
+
+def test_the_lodo_variant_lexfast_is_lexlearn_at_its_own_rate():
+    import yaml
+
+    from sam_model.bench import lodo
+
+    fast, learned = lodo.VARIANTS["lexfast"], lodo.VARIANTS["lexlearn"]
+    assert fast.configs == (*learned.configs, "configs/lexical_lr.yaml") and fast.on == "turns"
+    assert (fast.worlds, fast.plots, fast.brief, fast.turn) == (learned.worlds, learned.plots, learned.brief, learned.turn)
+    root = Path(__file__).resolve().parents[1]
+    assert yaml.safe_load((root / "configs" / "lexical_lr.yaml").read_text())["model"] == {"lexical_lr": 0.03}

@@ -76,7 +76,7 @@ class Variant:
 
 VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix, brief: each one to plots;
     # opening: one to brief; opening-lr, reuse: each one to opening; reuse-recent, turns: each one to reuse;
-    # lexlearn: one to turns
+    # lexlearn: one to turns; lexfast: one to lexlearn, compared with turns
     "base": Variant("tools.yaml recipe"),
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
@@ -119,6 +119,10 @@ VARIANTS = {  # cumulative up to plots, each one change to the one before; known
                         ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
                          "configs/task_reuse.yaml", "configs/lexical_learned.yaml"), True, plots="free", brief=0.5,
                         turn=0.5, on="turns"),
+    "lexfast": Variant("+ the lexical weight learned in training at its own rate (3e-2), so that it can move",
+                       ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
+                        "configs/task_reuse.yaml", "configs/lexical_learned.yaml", "configs/lexical_lr.yaml"), True,
+                       plots="free", brief=0.5, turn=0.5, on="turns"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25", same_training_as="plots",
                       sgd_mix=0.25),  # a second pass on the plots variant's checkpoint (sgd_mixed)
 }

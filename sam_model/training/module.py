@@ -97,6 +97,11 @@ class SAMLightningModule(pl.LightningModule):
             parameter by about its learning rate per step whatever the gradient's size, so at ``lr`` = 1e-3 the
             flag's weight w(v_s) can move by ~0.1 in a fold training's ~130 steps, while the score it adds to
             spans ~1 (README, "The flag's step fixed before it ran"). Needs ``net.task_opening``.
+        lexical_lr: the learning rate of the learned lexical weight (``net.lexical_learned``: w = softplus(raw)) in
+            an optimiser group of its own; 0 (the default) trains it with the heads at ``lr``. At 1e-3 raw moves by
+            ~0.13 in a fold training's ~130 steps, and dw/draw = sigmoid(raw) ≈ 0.095 at w = 0.1, so w can only
+            reach ~0.11 (measured: 0.100 -> 0.104, docs/benchmarks/leave-one-domain-out.md); the store's weights
+            span 0-0.5 (raw -4.6 to -0.4 from -2.25), which 3e-2 lets it cross. Needs ``net.lexical_learned``.
         net_fields: the ``model.net`` fields a config file or the command line set (sam-train fills it; not an
             option to give): with ``init_from`` those are the run's, every other field the pretrained model's.
         resumed: a resume (sam-train sets it with ``--ckpt_path``; not an option to give): ``net`` is then the
@@ -113,7 +118,7 @@ class SAMLightningModule(pl.LightningModule):
                  store: StoreConfig | None = None, init_from: str = "", phase_dropout: float = 0.0,
                  distill_from: str = "", distill_weight: float = 1.0, distill_temperature: float = 0.05,
                  known_dropout: float = 0.0, net_fields: list[str] | None = None, resumed: bool = False,
-                 opening_lr: float = 0.0):
+                 opening_lr: float = 0.0, lexical_lr: float = 0.0):
         super().__init__()
         for key, share in (("task_dropout", task_dropout), ("phase_dropout", phase_dropout),
                            ("known_dropout", known_dropout)):
@@ -125,7 +130,7 @@ class SAMLightningModule(pl.LightningModule):
         if temperature < 1.0 / MAX_SCALE:  # the loss clamps 1/τ at MAX_SCALE: it trained at 0.01 without a word
             raise ValueError(f"model.temperature must be >= {1.0 / MAX_SCALE:g}, got {temperature}")
         for key, value in (("bert_lr", bert_lr), ("weight_decay", weight_decay), ("distill_weight", distill_weight),
-                           ("opening_lr", opening_lr)):
+                           ("opening_lr", opening_lr), ("lexical_lr", lexical_lr)):
             if not value >= 0:
                 raise ValueError(f"model.{key} must be >= 0, got {value}")
         if positives not in POSITIVES:  # named no key: "positives must be 'any' or 'each'"
@@ -163,6 +168,10 @@ class SAMLightningModule(pl.LightningModule):
             raise ValueError(f"model.opening_lr is {opening_lr:g} but model.net.task_opening is off: there is no "
                              "task-opening head to train at that rate; set model.net.task_opening: true or "
                              "model.opening_lr: 0")
+        if lexical_lr and self.net.lexical_raw is None:
+            raise ValueError(f"model.lexical_lr is {lexical_lr:g} but model.net.lexical_learned is off: there is no "
+                             "learned lexical weight to train at that rate; set model.net.lexical_learned: true or "
+                             "model.lexical_lr: 0")
         self.store_config = store
         chunking = Chunking.from_dict(store.chunking, "model.store.chunking")  # tokens: what the export's encoder reads
         if chunking is not None:
@@ -176,7 +185,7 @@ class SAMLightningModule(pl.LightningModule):
                                    "phase_dropout": phase_dropout, "known_dropout": known_dropout,
                                    "distill_from": distill_from,
                                    "distill_weight": distill_weight, "distill_temperature": distill_temperature,
-                                   "opening_lr": opening_lr, "training_data": (vocab or {}).get("data") or training_data})
+                                   "opening_lr": opening_lr, "lexical_lr": lexical_lr, "training_data": (vocab or {}).get("data") or training_data})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
         if distill_from and distill_weight < 0:
             raise ValueError(f"model.distill_weight must be >= 0 (0: the teacher is loaded but not used), "
@@ -368,12 +377,16 @@ class SAMLightningModule(pl.LightningModule):
         decay = matrix_weights(self)
         opening_lr = self.hparams.get("opening_lr", 0.0)
         own = {id(p) for p in self.net.opening.parameters()} if opening_lr and self.net.opening is not None else set()
+        lexical_lr = self.hparams.get("lexical_lr", 0.0)
+        lexical = {id(self.net.lexical_raw)} if lexical_lr and self.net.lexical_raw is not None else set()
 
         def part_of(name: str, p: nn.Parameter) -> str:
-            return "bert" if ".bert." in name else "opening" if id(p) in own else "head"
+            return ("bert" if ".bert." in name else "opening" if id(p) in own else "lexical" if id(p) in lexical
+                    else "head")
 
-        groups = []  # with opening_lr 0 the groups are those before it existed, in the same order
-        for part, lr in (("head", self.hparams.lr), ("bert", self.hparams.bert_lr), ("opening", opening_lr)):
+        groups = []  # with opening_lr and lexical_lr 0 the groups are those before they existed, in the same order
+        for part, lr in (("head", self.hparams.lr), ("bert", self.hparams.bert_lr), ("opening", opening_lr),
+                         ("lexical", lexical_lr)):
             for decayed in (True, False):
                 params = [p for name, p in self.named_parameters() if p.requires_grad
                           and part_of(name, p) == part and (id(p) in decay) == decayed]
