@@ -367,6 +367,24 @@ def test_a_run_stopped_early_stores_what_it_said():
     assert stored.count("Where is TRK1111111 held?") == 1 and stored[-2:] == ["And now?", "Rotterdam customs hold"]
 
 
+def _booking_agent(memory: ScopedMemory, booked: list[str] | None = None) -> Any:
+    """An agent of the desk whose model books LH441 when asked ("Book me ...") and otherwise says it is booked;
+    each booking's flight is appended to ``booked``."""
+    def book_flight(flight: str) -> str:
+        """Books a flight."""
+        if booked is not None:
+            booked.append(flight)
+        return f"booked {flight}, PNR Q7XK2L"
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        if "Book me" in _text([p for p in messages[-1].parts if not _framed(p)][-1]):
+            return ModelResponse(parts=[ToolCallPart("book_flight", {"flight": "LH441"}, tool_call_id="b1")])
+        return ModelResponse(parts=[TextPart("Booked: PNR Q7XK2L")])
+
+    return Agent(FunctionModel(model), deps_type=Deps, tools=[book_flight],
+                 capabilities=[SAMCapability(memory, agent_id="desk")])
+
+
 @needs_pai
 def test_a_run_failed_part_way_stores_what_it_said_once():
     """A run that booked a flight, then hit its usage limit (or its model failed): no after_run, yet the call was made
@@ -375,19 +393,7 @@ def test_a_run_failed_part_way_stores_what_it_said_once():
     from pydantic_ai.usage import UsageLimits
 
     memory, booked = ScopedMemory(HashingEncoder(64)), []
-
-    def book_flight(flight: str) -> str:
-        """Books a flight."""
-        booked.append(flight)
-        return f"booked {flight}, PNR Q7XK2L"
-
-    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
-        if "Book me" in _text([p for p in messages[-1].parts if not _framed(p)][-1]):
-            return ModelResponse(parts=[ToolCallPart("book_flight", {"flight": "LH441"}, tool_call_id="b1")])
-        return ModelResponse(parts=[TextPart("Booked: PNR Q7XK2L")])
-
-    agent = Agent(FunctionModel(model), deps_type=Deps, tools=[book_flight],
-                  capabilities=[SAMCapability(memory, agent_id="desk")])
+    agent = _booking_agent(memory, booked)
     with pytest.raises(Exception, match="request_limit") as failed:
         agent.run_sync("Book me on LH441", deps=Deps("mia"), usage_limits=UsageLimits(request_limit=1))
     assert booked == ["LH441"]
@@ -471,18 +477,7 @@ def test_a_run_stopped_by_its_limit_whose_store_failed_is_stored_with_the_next_r
 
     memory = ScopedMemory(HashingEncoder(64))
     failures = _failing(memory, 1)
-
-    def book_flight(flight: str) -> str:
-        """Books a flight."""
-        return f"booked {flight}, PNR Q7XK2L"
-
-    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
-        if "Book me" in _text([p for p in messages[-1].parts if not _framed(p)][-1]):
-            return ModelResponse(parts=[ToolCallPart("book_flight", {"flight": "LH441"}, tool_call_id="b1")])
-        return ModelResponse(parts=[TextPart("Booked: PNR Q7XK2L")])
-
-    agent = Agent(FunctionModel(model), deps_type=Deps, tools=[book_flight],
-                  capabilities=[SAMCapability(memory, agent_id="desk")])
+    agent = _booking_agent(memory)
     with pytest.raises(UsageLimitExceeded) as failed:
         agent.run_sync("Book me on LH441", deps=Deps("mia"), usage_limits=UsageLimits(request_limit=1))
     assert _stored(memory, "mia") == [] and not failures
