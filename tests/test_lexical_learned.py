@@ -220,3 +220,43 @@ def test_the_lodo_variant_lexfast_is_lexlearn_at_its_own_rate():
     assert (fast.worlds, fast.plots, fast.brief, fast.turn) == (learned.worlds, learned.plots, learned.brief, learned.turn)
     root = Path(__file__).resolve().parents[1]
     assert yaml.safe_load((root / "configs" / "lexical_lr.yaml").read_text())["model"] == {"lexical_lr": 0.03}
+
+def _validation_scores(bert_dir: str, rows) -> list[list[float]]:
+    """The scores SAMLightningModule.validation_step gives torchmetrics for ``rows`` (a net of lexical_learned)."""
+    from sam_model.training.module import SAMLightningModule
+
+    torch.manual_seed(0)
+    module = SAMLightningModule(SAMConfig(bert_path=bert_dir, dim=8, hidden=16, proj_hidden=16, lexical_learned=True),
+                                vocab={"phases": ["collect"], "kinds": ["tool"]})
+    seen: list[list[float]] = []
+    module.val_metrics.update = lambda preds, target, indexes: seen.append(preds.tolist())
+    with torch.no_grad():
+        module.validation_step(collate_episodes(rows), 0)
+    return seen
+
+
+def _validation_worker(rank: int, world: int, init_file: str, bert_dir: str, out: dict) -> None:
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    try:
+        out[rank] = _validation_scores(bert_dir, _rows(rank, n=2 + rank))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_ddp_validation_scores_each_process_batch_as_one_process(tiny_bert_dir, tmp_path):
+    """Validation gathers no memories: under DDP, L over the gathered width (training's) indexed a process's own
+    memories with a mask as wide as every process's together (IndexError on the first validation batch of a
+    multi-device run). Each rank now scores its batch as a single process does."""
+    import os
+
+    import torch.multiprocessing as mp
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    with mp.Manager() as manager:
+        out = manager.dict()
+        mp.spawn(_validation_worker, args=(2, str(tmp_path / "init"), str(tiny_bert_dir), out), nprocs=2, join=True)
+        got = dict(out)
+    for rank in (0, 1):
+        assert got[rank] and got[rank] == _validation_scores(str(tiny_bert_dir), _rows(rank, n=2 + rank))

@@ -246,7 +246,7 @@ class SAMLightningModule(pl.LightningModule):
                                             mem_label=batch.get("mem_label"))
         scores = q @ m.T
         scores = add_uses(self.net, scores, q, batch, batch["mem_episode"], batch["mem_step"])  # as in training
-        scores = add_lexical(self.net, scores, batch, allowed)
+        scores = add_lexical(self.net, scores, batch, allowed, gathered=False)  # no memory is gathered here
         rank, world = (self.trainer.global_rank, self.trainer.world_size) if self._trainer is not None else (0, 1)
         qid = validation_query_ids(len(q), batch_idx, rank, world).to(q.device)[:, None].expand_as(scores)
         self.val_metrics.update(scores[allowed], positive[allowed], indexes=qid[allowed])

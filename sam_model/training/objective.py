@@ -57,15 +57,16 @@ def own_columns(label: torch.Tensor, n_all: int) -> torch.Tensor:
     return out
 
 
-def lexical_matrix(batch: dict, allowed: torch.Tensor) -> torch.Tensor:
+def lexical_matrix(batch: dict, allowed: torch.Tensor, gathered: bool = True) -> torch.Tensor:
     """L[i, j] = BM25(query i's state text, memory j's text) / the best of query i's allowed candidates (0 where
     that is 0), document frequencies over the batch's memory texts: the store's lexical match
     (sam_model.rerank.lexical_bonus) at weight 1, normalised over the query's in-batch candidates where the store
     normalises over its index's top RERANK_DEPTH. No gradient: a constant of the batch. Under DDP the memories
     gathered from other processes get L = 0 (their texts are not gathered), so a query is helped by its own
-    process's memories' words alone."""
+    process's memories' words alone. ``gathered`` False: ``allowed``'s columns are this process's memories alone
+    (validation gathers none), so no collective is run (one rank's batch without a decision skips it)."""
     raw = torch.from_numpy(bm25_matrix(batch["q_state_texts"], batch["mem_texts"])).to(allowed.device)
-    own = mine(raw.shape[1], allowed.device)
+    own = mine(raw.shape[1], allowed.device) if gathered else None
     if own is not None:
         wide = raw.new_zeros(raw.shape[0], allowed.shape[1])
         wide[:, own] = raw
@@ -75,13 +76,15 @@ def lexical_matrix(batch: dict, allowed: torch.Tensor) -> torch.Tensor:
     return torch.where(top > 0, raw / top.clamp(min=1e-300), raw.new_zeros(()))
 
 
-def add_lexical(net: SAMNet, scores: torch.Tensor, batch: dict, allowed: torch.Tensor) -> torch.Tensor:
+def add_lexical(net: SAMNet, scores: torch.Tensor, batch: dict, allowed: torch.Tensor,
+                gathered: bool = True) -> torch.Tensor:
     """``scores`` + w·L for a model with ``lexical_learned`` (:func:`lexical_matrix`; the gradient reaches w and the
-    scores, none goes through L), ``scores`` itself for a model without. Training and validation alike."""
+    scores, none goes through L), ``scores`` itself for a model without. Training and validation alike; validation
+    scores this process's memories alone (``gathered`` False)."""
     w = net.lexical_weight
     if w is None:
         return scores
-    return scores + w * lexical_matrix(batch, allowed).to(scores.dtype)
+    return scores + w * lexical_matrix(batch, allowed, gathered).to(scores.dtype)
 
 
 def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any],
