@@ -130,6 +130,23 @@ def extended_first(a, b):
     return extend_net(a, extended_config(ca, list(cb.phases), list(cb.kinds)))
 
 
+def serves_learned(net, store) -> bool:
+    """Whether ``store`` serves ``net``'s learned lexical weight (SAMConfig.lexical_learned, as
+    sam_model.export.served_store sets it): then a mix of ``net`` serves the mix's own learned weight, not the first
+    model's (its softplus of the mixed raw scalar is what the mixed scores were trained beside); a weight set after
+    training (export.lexical) is kept as the first model's other settings are."""
+    w = net.lexical_weight
+    return w is not None and store.lexical == float(w.detach())
+
+
+def mixed_store(store, mix, learned: bool):
+    """The store settings a mix is served with: the first model's ``store``, its lexical weight the mix's learned
+    one where ``learned`` (:func:`serves_learned` of the first model, asked before its weights are mixed)."""
+    from sam_model.export import served_store
+
+    return served_store(mix, store) if learned else store
+
+
 def mix_tensor(va: torch.Tensor, vb: torch.Tensor, weight: float) -> torch.Tensor:
     """``(1 - weight) * va + weight * vb`` in float32, in ``va``'s dtype: the one rule, so the mixes the sweep
     scores are the very weights the written export holds."""
@@ -168,6 +185,7 @@ def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: flo
     check_compatible(ra.net, rb.net, names)
     check_lineage(first, ra.net, rb.net, names)
     net = interpolate_nets(ra.net, rb.net, weight)
+    store = mixed_store(ra.store.config, net, serves_learned(ra.net, ra.store.config))
     ta, tb = getattr(ra.net, "training_info", None) or {}, getattr(rb.net, "training_info", None) or {}
     info = copy.deepcopy(tb or ta)
     selected = info.pop("selected", None)  # the fine-tune's epoch and validation score: not the mix's
@@ -185,7 +203,7 @@ def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: flo
         from sam_model.export import can_leave_encoder_out
 
         head_only = can_leave_encoder_out(net)
-    return save_exported(net, out_dir, ra.store.config, head_only=head_only)
+    return save_exported(net, out_dir, store, head_only=head_only)
 
 
 DEFAULT_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -237,6 +255,7 @@ def choose_weight(first: str | os.PathLike, second: str | os.PathLike, weights: 
     names = (str(first), str(second))
     check_compatible(ra.net, rb.net, names)
     check_lineage(first, ra.net, rb.net, names)
+    learned = serves_learned(ra.net, ra.store.config)  # asked now: work may be ra.net, its weights mixed below
     work = extended_first(ra.net, rb.net)  # shares the first model's BERT: no copy of it
     sb = rb.net.state_dict()
     moving = [k for k, v in work.state_dict().items() if v.is_floating_point() and not torch.equal(v, sb[k])]
@@ -253,6 +272,7 @@ def choose_weight(first: str | os.PathLike, second: str | os.PathLike, weights: 
             current = work.state_dict()
             for k in moving:
                 current[k].copy_(mix_tensor(sa[k], sb[k], w))  # on the CPU, as the export: then copied
+        retriever.store.config = mixed_store(ra.store.config, work, learned)  # the lexical weight the export serves
         scores = {}
         for name, data in logs.items():
             m = score_retriever(retriever, data, scope=args.scope, depth=args.depth, seed=args.seed,

@@ -335,3 +335,47 @@ def test_choose_on_scores_the_exports_weights_bit_for_bit_without_copying_the_fr
         written = SAMRetriever.load(out, device="cpu").net.state_dict()
         assert state.keys() == written.keys()
         assert all(torch.equal(state[k], written[k]) for k in state), w
+
+
+def test_a_mix_of_learned_lexical_weights_serves_the_mixs_own(tiny_bert_dir, small_demo_logs, tmp_path, monkeypatch):
+    """Two models of SAMConfig.lexical_learned: the mix's scores were trained beside softplus of its mixed raw
+    scalar, so its export (and every weight --choose-on scores) serves that weight; it served the first model's
+    whatever the weight (at w = 1 the fine-tune's heads beside the start's lexical weight). A weight set after
+    training (not the learned one) stays the first model's setting, as its other store settings do."""
+    from sam_model.evaluation import run as eval_run
+    from sam_model.storeconfig import StoreConfig
+
+    base, tuned = net(tiny_bert_dir, 0, lexical_learned=True), net(tiny_bert_dir, 1, lexical_learned=True)
+    with torch.no_grad():
+        base.lexical_raw.fill_(0.7)
+        tuned.lexical_raw.fill_(-1.0)
+    tuned.training_info = {"init_from": "base"}
+    base_dir, tuned_dir = save_exported(base, tmp_path / "base"), save_exported(tuned, tmp_path / "tuned")
+
+    def learned(raw: float) -> float:
+        return float(torch.nn.functional.softplus(torch.tensor(raw)))
+
+    def served(folder) -> float:
+        return json.loads((folder / "config.json").read_text())["store"]["lexical"]
+
+    assert served(base_dir) == learned(0.7)
+    for w in (0.0, 0.5, 1.0):
+        out = interpolate(base_dir, tuned_dir, w, tmp_path / f"w{w}")
+        assert served(out) == pytest.approx(learned(0.7 + w * (-1.0 - 0.7)), abs=1e-6), w
+        assert SAMRetriever.load(out, device="cpu").store.config.lexical == served(out)
+    fixed = save_exported(base, tmp_path / "fixed" / "base", StoreConfig(lexical=0.2))  # set after training: kept
+    assert served(interpolate(fixed, tuned_dir, 1.0, tmp_path / "kept")) == 0.2
+    seen: dict[float, float] = {}
+    raw = {}
+
+    def score(retriever, data, **kw):
+        seen[len(seen)] = retriever.store.config.lexical
+        raw[len(raw)] = float(retriever.net.lexical_raw.detach())
+        return {"mrr": 0.5, "recall@5": 0.5}
+
+    monkeypatch.setattr(eval_run, "score_retriever", score)
+    _, log = small_demo_logs
+    assert main([str(base_dir), str(tuned_dir), str(tmp_path / "chosen"), "--choose-on", str(log), "--text-cache", "",
+                 "--weights", "0,1"]) == 0
+    assert len(seen) == 2 and seen[0] == pytest.approx(learned(0.7)) and seen[1] == pytest.approx(learned(-1.0))
+    assert all(seen[i] == pytest.approx(learned(raw[i])) for i in seen)
