@@ -260,3 +260,10 @@ def test_ddp_validation_scores_each_process_batch_as_one_process(tiny_bert_dir, 
         got = dict(out)
     for rank in (0, 1):
         assert got[rank] and got[rank] == _validation_scores(str(tiny_bert_dir), _rows(rank, n=2 + rank))
+
+
+def test_the_content_only_ablation_refuses_it(tiny_bert_dir):
+    """Its store adds no lexical match (MemoryStore.lexical is 0 for a content-only model): trained with w·L, it
+    would be served without it."""
+    with pytest.raises(ValueError, match="lexical_learned needs query_input 'state'"):
+        _net(tiny_bert_dir, lexical_learned=True, query_input="observation")

@@ -280,6 +280,9 @@ class SAMNet(nn.Module):
         if cfg.state_content and cfg.query_input != "state":
             raise ValueError("state_content needs query_input 'state' (the content-only ablation reads no state)")
         self.state_content = nn.Parameter(torch.tensor(STATE_CONTENT_INIT)) if cfg.state_content else None
+        if cfg.lexical_learned and cfg.query_input != "state":  # its store adds no lexical match: served without w
+            raise ValueError("lexical_learned needs query_input 'state' (the content-only ablation reads no state, "
+                             "and its store adds no lexical match)")
         # softplus⁻¹(0.1): w = softplus(raw) stays >= 0, as the store's weight must
         self.lexical_raw = (nn.Parameter(torch.tensor(math.log(math.expm1(LEXICAL_INIT))))
                             if cfg.lexical_learned else None)
