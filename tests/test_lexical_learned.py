@@ -267,3 +267,21 @@ def test_the_content_only_ablation_refuses_it(tiny_bert_dir):
     would be served without it."""
     with pytest.raises(ValueError, match="lexical_learned needs query_input 'state'"):
         _net(tiny_bert_dir, lexical_learned=True, query_input="observation")
+
+
+def test_w_is_trained_without_decay_at_the_heads_lr_and_a_mix_with_a_model_without_it_is_refused(tiny_bert_dir):
+    """Decay would pull raw to 0 (w to softplus(0) = 0.69), whatever the evidence; and a WiSE-FT mix of a model with
+    w and one without has no w to mix: refused, naming the field."""
+    from sam_model.interpolate import check_compatible
+    from sam_model.io import SAMFileError
+    from sam_model.training.module import SAMLightningModule
+
+    module = SAMLightningModule(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16,
+                                          lexical_learned=True), vocab={"phases": ["collect"], "kinds": ["tool"]},
+                                weight_decay=0.1)
+    groups = module.configure_optimizers()["optimizer"].param_groups
+    (group,) = [g for g in groups if any(p is module.net.lexical_raw for p in g["params"])]
+    assert group["weight_decay"] == 0.0 and group["initial_lr"] == module.hparams.lr  # lr: the warm-up's share of it
+    assert any(g["weight_decay"] == 0.1 for g in groups)  # the matrices are decayed: the setting was on
+    with pytest.raises(SAMFileError, match="config field.*lexical_learned"):
+        check_compatible(_net(tiny_bert_dir, lexical_learned=True), _net(tiny_bert_dir), ("a", "b"))
