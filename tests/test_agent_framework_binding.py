@@ -300,13 +300,13 @@ def test_two_processes_sharing_one_stored_session_lose_a_seal_never_its_user(tmp
 def test_sam_providers_of_two_source_ids_never_bind_one_session_to_two_users(second_fixed):
     """Two agents sharing a session, each with a SAM provider of its own source_id (each keeps its binding under
     it): the second took the session for unbound and bound it (or, made with user_id, ran it) as Ben while the first
-    had bound it to Mia. Refused in one line, in either order (a provider made with user_id writes no binding, so it
-    can only be refused); the same user binds under both."""
+    had bound it to Mia. Refused in one line, in either order (a provider made with user_id binds a session of no
+    user to its own as it runs it or binds it); the same user binds under both."""
     memory = ScopedMemory(HashingEncoder(16))
     mias = SAMContextProvider(memory, agent_id="desk", secret="the app's key")
     bens = SAMContextProvider(memory, agent_id="desk", source_id="sam_desk", secret="the app's key",
                               user_id="ben" if second_fixed else None)
-    orders = [(mias, bens, "mia", "ben")] + ([] if second_fixed else [(bens, mias, "ben", "mia")])  # fixed: no binding
+    orders = [(mias, bens, "mia", "ben"), (bens, mias, "ben", "mia")]
     for first, second, user, other in orders:
         session = _session(mias)
         first.bind(session, user)
@@ -322,3 +322,31 @@ def test_sam_providers_of_two_source_ids_never_bind_one_session_to_two_users(sec
         mias.bind(session, "mia")
         bens.bind(session, "mia")
         assert _user(mias, session) == _user(bens, session) == "mia"
+
+
+@pytest.mark.parametrize("source_id", ["sam_memory", "sam_desk"])
+def test_a_session_a_provider_fixed_to_one_user_ran_is_never_another_users(source_id):
+    """A provider made with user_id wrote no binding, so a session it ran as Ben's (his conversation in its history)
+    was bound to Mia by a provider of no user_id after it, or run as hers by a provider fixed to her, on agents
+    sharing the session: her memories recalled into his conversation, its words stored as hers. Its run binds a
+    session of no user to its user, so both are refused in one line; a refused bind of it marks nothing, and the
+    same user binds and runs it under any provider."""
+    memory = ScopedMemory(HashingEncoder(16))
+    bens = SAMContextProvider(memory, agent_id="desk", user_id="ben")
+    mias_fixed = SAMContextProvider(memory, agent_id="desk", user_id="mia", source_id=source_id)
+    per_session = SAMContextProvider(memory, agent_id="desk", source_id=source_id, secret="the app's key")
+    session = _session(per_session)
+    with pytest.raises(ValueError, match="user 'ben''s"):
+        bens.bind(session, "mia")
+    assert bens.named_user(session) is None  # the refused bind marked nothing
+    assert bens.scopes(session)["user_id"] == "ben"
+    for act in (lambda: per_session.bind(session, "mia"), lambda: mias_fixed.scopes(session)):
+        with pytest.raises(ValueError, match="is user 'ben''s") as refused:
+            act()
+        assert "make a new session" in str(refused.value) and "\n" not in str(refused.value)
+    assert per_session.bound_user(session) is None
+    restored = AgentSession.from_dict(json.loads(json.dumps(session.to_dict())))
+    with pytest.raises(ValueError, match="is user 'ben''s"):
+        mias_fixed.scopes(restored)
+    per_session.bind(restored, "ben")
+    assert per_session.scopes(restored)["user_id"] == bens.scopes(restored)["user_id"] == "ben"

@@ -39,7 +39,8 @@ session restored in another process is bound again to its user (another refused:
 user without binding). Providers of other secrets binding one session each add their seal (those of the SEALS providers that bound or ran it last kept), under one
 lock of them all: a bound session is never bound to another user, from any provider, thread or task. A provider made with
 ``user_id`` fixes that user for every session instead (one agent a user), of no other user: a session another
-provider bound to another user it refuses, as a bind refuses a user other than the one a SAM provider of
+provider bound to another user it refuses, and its first run of a session of no user binds it to its user (the
+session stays that user's for every other provider), as a bind refuses a user other than the one a SAM provider of
 another ``source_id`` bound the session to. ``agent_id`` (and ``run_id``) narrow the
 scopes as ScopedMemory's do. Store calls run in a worker thread (``asyncio.to_thread``).
 """
@@ -219,7 +220,8 @@ class SAMContextProvider:
         # threads (or two providers) binding one session to two users at once both pass, and a run of the one bound
         # first read the other's memories
         with _BINDING:
-            held = self._fixed(session) if self.user_id is not None else self._named(session, user_id)
+            held = self._fixed(session, user_id == self.user_id) if self.user_id is not None else \
+                self._named(session, user_id)
             if held in (None, user_id) and self.user_id is None and self.bound_user(session) is None:
                 slot = self._slot(session)
                 seals = slot.get(SEAL) if held is not None else None
@@ -232,15 +234,20 @@ class SAMContextProvider:
             raise ValueError(f"SAMContextProvider.bind: session {shown(session.session_id)} is user {shown(held)}'s; "
                              "a session's user is fixed: make a new session for another user")
 
-    def _fixed(self, session: Any) -> str | None:
+    def _fixed(self, session: Any, claim: bool = True) -> str | None:
         """The provider's own user (``user_id``) for ``session``, refused where the session's state names another:
         it took any session as its user's, so a session bound to Mia, run by another agent whose provider is fixed
-        to Ben, recalled Ben's memories into her conversation and stored her words as his."""
+        to Ben, recalled Ben's memories into her conversation and stored her words as his. A session of no user is
+        bound to its user here (called under _BINDING): unmarked, a session it ran as Ben's was bound to Mia by
+        another provider after it, or run as hers by one fixed to her, her memories recalled into his conversation
+        (``claim`` False: not by a bind to another user, which is refused)."""
         named = None if session is None else self._named(session, self.user_id)
         if named not in (None, self.user_id):
             raise ValueError(f"SAMContextProvider: session {shown(session.session_id)} is user {shown(named)}'s and "
                              f"provider {shown(self.source_id)} is user {shown(self.user_id)}'s (its user_id): a session's user is "
                              "fixed: make a new session for that user, or run this one with a provider of no user_id")
+        if claim and session is not None and self.named_user(session) is None:
+            self._slot(session).update({USER: self.user_id, SEAL: self._seal(session.session_id, self.user_id)})
         return self.user_id
 
     def _named(self, session: Any, user_id: str | None) -> str | None:
@@ -304,7 +311,11 @@ class SAMContextProvider:
 
     def scopes(self, session: Any) -> dict[str, str | None]:
         """The scopes of a run of ``session``: its user's (refused when it has none), the provider's agent and run."""
-        user = self._fixed(session) if self.user_id is not None or session is None else self._used(session)
+        if self.user_id is not None or session is None:
+            with _BINDING:
+                user = self._fixed(session)
+        else:
+            user = self._used(session)
         if user is None:
             raise ValueError(f"SAMContextProvider: session {getattr(session, 'session_id', None)!r} has no user: "
                              "make it with provider.create_session(agent, user_id=...) (or provider.bind(session, "
