@@ -314,6 +314,26 @@ def test_an_audit_trail_alone_reads_its_context_messages_as_no_ones_turns():
     assert [e["kind"] for e in events].count("action") == len(calls) == 2
 
 
+def test_an_audit_trail_added_after_the_in_memory_history_reads_the_turns_it_alone_holds():
+    """An audit trail (store_context_messages=True) added after the agent's in-memory history held two runs (the
+    real package wrote it, tests/fixtures/agent_framework_both.py's late): its one run's record opens with those runs,
+    the in-memory history's context messages, and the file is their only copy. They were passed over and counted
+    as context messages, the two runs lost with no word said; a history's replay before any turn of the record is
+    read as the conversation, the note after it still passed over, and the later replays of a trail begun with the
+    history (ctx-trail) are still passed over."""
+    records = [json.loads(line) for line in (BOTH / "alone" / "late-trail.jsonl").read_text().splitlines()]
+    sources = [(r.get("additional_properties") or {}).get("_attribution", {}).get("source_id") for r in records]
+    assert sources.count("in_memory") > 0 and sources.index("in_memory") == 0 and "facts" in sources
+    read = to_chat(records)
+    kept = to_chat([r for r, source in zip(records, sources) if source != "facts"])
+    assert read.messages == kept.messages
+    said = [m["content"] for m in read.messages if m["role"] == "user"]
+    assert said == ["Where is TRK123? Rebook it.", "Thanks. Anything else?", "Which container was it?"]
+    assert read.ignored["context messages"] == sources.count("facts")
+    events = list(iter_transcript_events(BOTH / "alone" / "late-trail.jsonl"))
+    assert [e["kind"] for e in events].count("action") == 2  # the first run's two calls, once each
+
+
 def test_records_of_different_user_words_or_context_still_differ():
     """The messages a store may leave out are passed over only where the other record lacks one of their kind: two
     records holding different user words, or different context, are of different sessions (the differ fixture)."""

@@ -848,7 +848,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # no known type). Said here too: 245 refused an LLM span whose output.value is __REDACTED__ with no output messages
 # (OPENINFERENCE_HIDE_OUTPUTS), read before without the answer. Every other span, examples/logs and tests/fixtures
 # convert byte for byte.
-CONVERSION_VERSION = 251
+# 252: an Agent Framework record opening with a history's replay (context messages attributed to a ...HistoryProvider,
+# no origin_session_ids) before any turn of its own reads that replay as the conversation: an audit trail added after
+# the in-memory history held runs stores them there only, and they were passed over as "context messages", those runs
+# lost with no word said; later replays, notes and frames are still passed over. Every other log, examples/logs and
+# tests/fixtures convert byte for byte (tests/fixtures/agent_framework_both/alone/late-trail.jsonl is new).
+CONVERSION_VERSION = 252
 
 
 @dataclass(frozen=True)

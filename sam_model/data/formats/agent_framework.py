@@ -14,7 +14,9 @@ A call that raised is a result whose ``exception`` the framework writes as the f
 :func:`_attributed`), which a history provider made with ``store_context_messages=True`` keeps, is no one's turn:
 left out, counted: SAM's recall framed as data (SAMContextProvider's; its memories are the store's already) as
 "SAM recalls", another provider's note, or the messages another history loaded into the run (an audit trail stores
-the agent's in-memory history again from the third run on), as "context messages". Results sit in ``tool`` messages, one or more a message (parallel
+the agent's in-memory history again from the third run on), as "context messages"; but a history's replay opening
+a record, before any turn of its own (:func:`_replayed`), is read: a trail added after the in-memory history held
+runs keeps them only there. Results sit in ``tool`` messages, one or more a message (parallel
 calls): each becomes a chat tool message. Reasoning, usage, files and the other contents are counted, not read.
 The session holds no instructions (the agent's, kept in code): an ``instructions`` (or ``system``) string beside
 the session is the policy, ``{**session.to_dict(), "instructions": agent.default_options["instructions"]}`` (an
@@ -278,6 +280,20 @@ def _attributed(m: Any) -> bool:
     return isinstance(extra, Mapping) and isinstance(extra.get(ATTRIBUTION), Mapping)
 
 
+def _replayed(m: Any) -> str | None:
+    """The source id of the history whose replay of the session's own turns ``m`` is (a context message a history
+    provider loaded into a run: the framework's histories are named ...HistoryProvider, its attribution's
+    source_type), None for any other context message (a note, SAM's frame, another session's content, which names
+    its origin_session_ids). An audit trail added after the in-memory history opens with such a replay, its only
+    copy of the earlier runs (:func:`to_chat`)."""
+    extra = m.get("additional_properties") if isinstance(m, Mapping) else None
+    said = extra.get(ATTRIBUTION) if isinstance(extra, Mapping) else None
+    if not isinstance(said, Mapping) or said.get("origin_session_ids"):
+        return None
+    kind, source = said.get("source_type"), said.get("source_id")
+    return source if isinstance(kind, str) and kind.endswith("HistoryProvider") and isinstance(source, str) else None
+
+
 def _text(c: Mapping[str, Any], w: str) -> str:
     if not isinstance(c.get("text"), str):
         raise TranscriptFormatError(w, "a text content without a 'text' string")
@@ -303,6 +319,7 @@ def _result(c: Mapping[str, Any], w: str) -> dict[str, Any]:
 def to_chat(messages: list[Any], where: str) -> Chat:
     out: list[dict[str, Any]] = []
     ignored: Counter[str] = Counter()
+    replay: str | None = None  # the history whose replay opens the record (read), "" once a turn of its own follows
     for _, m, w in each(messages, where):
         contents = m.get("contents")
         if not isinstance(contents, list):
@@ -329,10 +346,15 @@ def to_chat(messages: list[Any], where: str) -> Chat:
                 results.append(_result(c, cw))
             else:
                 ignored[f"{c['type']} contents"] += 1
-        if _attributed(m):  # a context message a history stored: no one's turn, passed over, counted
+        source = _replayed(m)
+        if source is not None and (replay == source or replay is None and not out):
+            replay = source  # a history's replay before the record's first turn: the runs before it, held only here
+        elif _attributed(m):  # a context message a history stored: no one's turn, passed over, counted
             frame = role == "user" and texts and not calls and all(map(is_frame, texts))  # SAMContextProvider's
             ignored["SAM recalls" if frame else "context messages"] += 1
             continue
+        elif replay:
+            replay = ""  # the record's own turns begin: a later replay repeats them
         if texts or calls:  # a message of only reasoning or usage says nothing
             message: dict[str, Any] = {"role": "assistant" if role == "tool" else role,
                                        "content": "\n".join(texts) if texts else None}
