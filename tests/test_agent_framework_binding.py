@@ -350,3 +350,26 @@ def test_a_session_a_provider_fixed_to_one_user_ran_is_never_another_users(sourc
         mias_fixed.scopes(restored)
     per_session.bind(restored, "ben")
     assert per_session.scopes(restored)["user_id"] == bens.scopes(restored)["user_id"] == "ben"
+
+
+def test_a_session_two_source_ids_bound_to_two_users_before_is_run_by_neither():
+    """A session saved before binds looked at other source_ids' bindings holds two, each sealed, of two users (each
+    agent's SAM provider bound it to its own): each provider ran it as its own user, one user's conversation with
+    the other's memories, since a run looked at its own binding only. Each run is refused in one line naming both
+    users; a session whose bindings name one user runs as before."""
+    memory = ScopedMemory(HashingEncoder(16))
+    mias = SAMContextProvider(memory, agent_id="desk", secret="the app's key")
+    bens = SAMContextProvider(memory, agent_id="desk", source_id="sam_desk", secret="the app's key")
+    session, apart = _session(mias), _session(mias)
+    mias.bind(session, "mia")
+    bens.bind(apart, "ben")
+    session.state["sam_desk"] = apart.state["sam_desk"]  # as the binds before 2026-12-07 left it
+    saved = AgentSession.from_dict(json.loads(json.dumps(session.to_dict())))
+    for provider in (mias, bens):
+        with pytest.raises(ValueError, match="'mia'.*'ben'|'ben'.*'mia'") as refused:
+            provider.scopes(saved)
+        assert "make a new session" in str(refused.value) and "\n" not in str(refused.value)
+    one = _session(mias)
+    mias.bind(one, "mia")
+    bens.bind(one, "mia")
+    assert _user(mias, one) == _user(bens, one) == "mia"

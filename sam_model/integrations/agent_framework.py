@@ -41,7 +41,8 @@ lock of them all: a bound session is never bound to another user, from any provi
 ``user_id`` fixes that user for every session instead (one agent a user), of no other user: a session another
 provider bound to another user it refuses, and its first run of a session of no user binds it to its user (the
 session stays that user's for every other provider), as a bind refuses a user other than the one a SAM provider of
-another ``source_id`` bound the session to. ``agent_id`` (and ``run_id``) narrow the
+another ``source_id`` bound the session to (and a run refuses a session whose bindings name two users, saved
+before that). ``agent_id`` (and ``run_id``) narrow the
 scopes as ScopedMemory's do. Store calls run in a worker thread (``asyncio.to_thread``).
 """
 
@@ -316,6 +317,12 @@ class SAMContextProvider:
                 user = self._fixed(session)
         else:
             user = self._used(session)
+            # a session bound to two users before binds looked at other source_ids' bindings: each provider ran it
+            # as its own user, one user's conversation with the other's memories
+            if user is not None and (other := self._named(session, user)) != user:
+                raise ValueError(f"SAMContextProvider: session {shown(session.session_id)} is bound to user "
+                                 f"{shown(user)} under {shown(self.source_id)} and to user {shown(other)} under "
+                                 "another source_id: a session's user is fixed: make a new session for each user")
         if user is None:
             raise ValueError(f"SAMContextProvider: session {getattr(session, 'session_id', None)!r} has no user: "
                              "make it with provider.create_session(agent, user_id=...) (or provider.bind(session, "
