@@ -40,9 +40,9 @@ user without binding). Providers of other secrets binding one session each add t
 lock of them all: a bound session is never bound to another user, from any provider, thread or task. A provider made with
 ``user_id`` fixes that user for every session instead (one agent a user), of no other user: a session another
 provider bound to another user it refuses, and its first run of a session of no user binds it to its user (the
-session stays that user's for every other provider), as a bind refuses a user other than the one a SAM provider of
-another ``source_id`` bound the session to (and a run refuses a session whose bindings name two users, saved
-before that). ``agent_id`` (and ``run_id``) narrow the
+session stays that user's for every other provider). A bind refuses a user other than the one a SAM provider of
+another ``source_id`` bound the session to, and a run a session whose bindings name two users (saved before
+binds looked at the others'). ``agent_id`` (and ``run_id``) narrow the
 scopes as ScopedMemory's do. Store calls run in a worker thread (``asyncio.to_thread``).
 """
 
