@@ -850,7 +850,7 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # convert byte for byte.
 # 252: an Agent Framework record opening with a history's replay (context messages attributed to a ...HistoryProvider,
 # no origin_session_ids) before any turn of its own reads that replay as the conversation: an audit trail added after
-# the in-memory history held runs stores them there only, and they were passed over as "context messages", those runs
+# the in-memory history held runs stores them there only, and they were passed over as "context messages" (247), those runs
 # lost with no word said; later replays, notes and frames are still passed over. Every other log, examples/logs and
 # tests/fixtures convert byte for byte (tests/fixtures/agent_framework_both/alone/late-trail.jsonl is new).
 CONVERSION_VERSION = 252
