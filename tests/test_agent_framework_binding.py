@@ -373,3 +373,39 @@ def test_a_session_two_source_ids_bound_to_two_users_before_is_run_by_neither():
     mias.bind(one, "mia")
     bens.bind(one, "mia")
     assert _user(mias, one) == _user(bens, one) == "mia"
+
+
+@pytest.mark.parametrize("secrets", SECRETS)
+def test_a_session_one_sam_provider_creates_is_bound_for_every_sam_provider_of_the_agent(secrets):
+    """An agent of two SAM providers of two source_ids (a user's scope beside the desk's): create_session bound the
+    new session for the provider it was called on only, and the other refused the session's first run as no user's.
+    Now it is bound for each, to the one user: the run recalls and stores as that user under both, and neither
+    provider binds it to another user afterwards."""
+    memory = ScopedMemory(HashingEncoder(16))
+    one, two = (SAMContextProvider(memory, agent_id="desk", source_id=s, secret=k)
+                for s, k in zip(("sam_memory", "sam_desk"), SECRETS[secrets]))
+    agent = Agent(client=ScriptedClient([say("Held at customs.")]), instructions="x", context_providers=[one, two])
+    session = two.create_session(agent, "mia")
+    assert _user(one, session) == _user(two, session) == "mia"
+    asyncio.run(agent.run("Where is TRK1111111?", session=session))
+    said = [r["memory"] for r in memory.get_all(user_id="mia", agent_id="desk", limit=None)["results"]]
+    assert "Where is TRK1111111?" in said and "Held at customs." in said, said
+    for provider in (one, two):
+        with pytest.raises(ValueError, match="is user 'mia''s; a session's user is fixed"):
+            provider.bind(session, "ben")
+    assert memory.get_all(user_id="ben", agent_id="desk", limit=None)["results"] == []
+
+
+def test_create_session_refuses_a_user_another_sam_provider_of_the_agent_is_fixed_to():
+    """A provider of the agent made with user_id (Ben's) beside one bound per session: a session made for Mia would
+    put two users' memories in one run. Refused in one line before any session is made; made for Ben, it is his
+    under both."""
+    memory = ScopedMemory(HashingEncoder(16))
+    per_session = SAMContextProvider(memory, agent_id="desk")
+    bens = SAMContextProvider(memory, agent_id="desk", source_id="sam_desk", user_id="ben")
+    agent = Agent(client=ScriptedClient([]), instructions="x", context_providers=[per_session, bens])
+    with pytest.raises(ValueError, match="'sam_desk' of the agent is user 'ben''s") as refused:
+        per_session.create_session(agent, "mia")
+    assert "\n" not in str(refused.value)
+    session = per_session.create_session(agent, "ben")
+    assert _user(per_session, session) == _user(bens, session) == "ben"

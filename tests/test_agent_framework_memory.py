@@ -516,8 +516,8 @@ def test_a_history_that_stores_the_frames_never_gets_two_user_messages_in_a_row_
 def test_two_sam_providers_of_two_users_on_one_agent_are_refused_before_the_model_is_called(bound):
     """Two SAM providers on one agent send their frames in one user message, each headed "this user's": a provider
     fixed to Mia beside one fixed to Bob (or one whose sessions are bound to Bob) put Mia's card number in Bob's
-    run. Refused in one line naming both providers and users, the model never called; providers of one user (an
-    agent's scope beside the user's) run as before."""
+    run. Refused in one line naming both providers and users, the model never called (create_session refuses such a
+    session before making it); providers of one user (an agent's scope beside the user's) run as before."""
     memory = ScopedMemory(HashingEncoder(64))
     memory.add("Mia's card is 4111-1111", user_id="mia", agent_id="desk")
     memory.add("Bob's card is 5500-0000", user_id="bob", agent_id="desk")
@@ -525,7 +525,11 @@ def test_two_sam_providers_of_two_users_on_one_agent_are_refused_before_the_mode
     other = SAMContextProvider(memory, agent_id="desk", user_id=None if bound else "bob", source_id="sam_other")
     client = LayeredClient([say("Noted.")])
     agent = Agent(client=client, instructions="You run a card desk.", context_providers=[mia, other])
-    session = other.create_session(agent, "bob") if bound else agent.create_session()
+    session = agent.create_session()
+    if bound:  # create_session refuses it before making it; bound by the one provider alone, the run refuses it
+        with pytest.raises(ValueError, match=r"'sam_mia' of the agent is user 'mia''s \(its user_id\), not 'bob''s"):
+            other.create_session(agent, "bob")
+        other.bind(session, "bob")
     # bound: the provider fixed to Mia refuses Bob's session itself, naming both users, before the pair is looked at
     with pytest.raises(ValueError, match=r"user 'bob''s and provider 'sam_mia' is user 'mia''s" if bound else
                        r"'sam_mia' \(user 'mia'\) and 'sam_other' \(user 'bob'\).*one user"):

@@ -27,8 +27,8 @@ messages, as ``Message.to_dict()`` writes them: the ``agent-framework`` log read
 with ScopedMemory.add, which reads messages sent again (an after_run repeated, a whole history given again as input,
 a provider made anew after a restart over the same store) as sent already: each is stored once.
 
-Scopes: each session belongs to one user, fixed when the session is made (:meth:`SAMContextProvider.create_session`)
-or by :meth:`SAMContextProvider.bind`; a session's user cannot be changed, and a run on a session of no user is refused
+Scopes: each session belongs to one user, fixed when the session is made (:meth:`SAMContextProvider.create_session`,
+which binds it for every SAM provider the agent holds, to that one user) or by :meth:`SAMContextProvider.bind`; a session's user cannot be changed, and a run on a session of no user is refused
 (its memories would be no one's, or anyone's). The binding is kept in the session's own state (``state[source_id]``),
 so it travels with the session when it is serialised and no provider holds a map of sessions (one grew by a session
 a session, for ever): the user beside a seal, an HMAC of the session id and the user under the provider's
@@ -205,9 +205,21 @@ class SAMContextProvider:
         self._key = secret.encode() if isinstance(secret, str) else secret or secrets.token_bytes(32)
 
     def create_session(self, agent: Any, user_id: str, *, session_id: str | None = None) -> Any:
-        """``agent.create_session()``, the session bound to ``user_id`` (:meth:`bind`)."""
+        """``agent.create_session()``, the session bound to ``user_id`` (:meth:`bind`) for this provider and every
+        other SAM provider ``agent`` holds: bound for this one alone, an agent of two (one of another source_id, an
+        agent's scope beside the user's) refused each run of the new session until the app bound it a provider. A
+        provider of the agent fixed to another user (its user_id) is refused before the session is made."""
+        sams = [self, *(p for p in getattr(agent, "context_providers", None) or ()
+                        if isinstance(p, SAMContextProvider) and p is not self)]
+        check_scope(user_id, "user_id")
+        for other in sams:
+            if user_id and other.user_id not in (None, user_id):
+                raise ValueError(f"SAMContextProvider.create_session: provider {shown(other.source_id)} of the agent "
+                                 f"is user {shown(other.user_id)}'s (its user_id), not {shown(user_id)}'s: give an "
+                                 "agent's SAM providers one user (the same user_id, or none)")
         session = agent.create_session(session_id=session_id)
-        self.bind(session, user_id)
+        for provider in sams:
+            provider.bind(session, user_id)
         return session
 
     def bind(self, session: Any, user_id: str) -> None:
