@@ -23,7 +23,7 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +75,22 @@ SPLITS: tuple[str, ...] = ("all", "train", "test")
 TEST_FRACTION = 0.2  # share of task groups held out as "test" (by a hash of the group: a fixed split)
 PROGRESS_AFTER_S = 1.0  # a conversion done sooner shows no progress (and a bad input's error stays one line)
 MIN_REPEAT_EVENTS = 2  # a conversation of fewer events (a greeting alone) repeats another by chance
+
+
+def first_listed(items: Sequence[Any], limit: int = 20, what: str = "", show: Callable[[Any], str] = str,
+                 sep: str = ", ", last: str = " and") -> str:
+    """The first ``limit`` of ``items`` shown (``show``) and joined by ``sep``, then "and N more" (``last``, the
+    word ``what`` after it) where there are more: a report's note names a few and counts the rest, so a folder of
+    thousands of files is still one line. Only the items named are shown; one helper, so each note says it alike."""
+    listed = sep.join(show(item) for item in items[:limit])
+    more = len(items) - limit
+    return listed + (f"{last} {more} more" + (f" {what}" if what else "") if more > 0 else "")
+
+
+def _in_file(entry: tuple[str, int]) -> str:
+    """A (where first, how many) entry of a note of a file's lines: the first, with the rest of that file counted."""
+    at, k = entry
+    return f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "")
 
 
 # OpenTelemetry spans hold no 'group': a conversation logged a trace a turn is one only through its id
@@ -160,7 +176,7 @@ class ImportReport:
                 "trained on again, and split apart from it so that validation scores what training saw; keep each "
                 "conversation's last request, or give the copies one 'group'" + (OTEL_REPEATS if self.formats.get("otel")
                                                                                   else "") + ": "
-                + ", ".join(f"{a} (of {b})" for a, b in found[:5]) + (f" and {n - 5} more" if n > 5 else ""))
+                + first_listed(found, 5, show=lambda pair: f"{pair[0]} (of {pair[1]})"))
 
     def lines(self) -> list[str]:
         n = max(self.decision_points, 1)
@@ -242,25 +258,21 @@ class ImportReport:
         n = len(self.passed)
         return (f"{n} file{'s' if n > 1 else ''} of the folder passed over as no session, each said why in a warning "
                 "above (empty, another program's, or a session damaged in its very first bytes, which cannot be told "
-                "from one): " + ", ".join(self.passed[:20])
-                + (f" and {n - 20} more" if n > 20 else ""))
+                "from one): " + first_listed(self.passed))
 
     def cut_note(self) -> str:
         """The session files read without their last line, cut mid-write (sam-data transcripts and sam-train say it
         alike: the line is left out of what they train on)."""
         n = len(self.cut_lines)
         return (f"{n} session file{'s' if n > 1 else ''} read without {'their' if n > 1 else 'its'} last line, cut "
-                "mid-write (still being written?): " + ", ".join(self.cut_lines[:20])
-                + (f" and {n - 20} more" if n > 20 else ""))
+                "mid-write (still being written?): " + first_listed(self.cut_lines))
 
     def stderr_note(self) -> str:
         """The lines of agents' stdout files that are no JSON, left out as their stderr mixed in (``2>&1 | tee``):
         how many, and the first of each file (sam-data transcripts and sam-train say it alike)."""
         n, files = sum(self.stderr_lines.values()), list(self.stderr_lines.items())
         return (f"{n} line{'s' if n > 1 else ''} that {'are' if n > 1 else 'is'} no JSON read as stderr mixed into "
-                "the output and left out (2>FILE keeps it apart): "
-                + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
-                + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
+                "the output and left out (2>FILE keeps it apart): " + first_listed(files, what="files", show=_in_file))
 
     def unanswered_note(self) -> str:
         """The tool calls no result answers. A conversation's last call may be cut off by its end, but a log of
@@ -277,11 +289,10 @@ class ImportReport:
         """Which arguments the untraceable values were, the most frequent first: a value no earlier event says as
         written (the agent's own choice, or said in another form: a weekday the call writes as a date) labels
         nothing, and an argument that is always so is one to check in the logs."""
-        top = self.untraceable.most_common(6)
-        more = len(self.untraceable) - len(top)
+        counted = self.untraceable.most_common()
         return ("untraceable by argument (no earlier event says the value as written: the agent's own, or said in "
-                "another form): " + ", ".join(f"{arg} {n}" for arg, n in top)
-                + (f" and {more} more argument{'s' if more > 1 else ''}" if more > 0 else ""))
+                "another form): " + first_listed(counted, 6, "arguments" if len(counted) > 7 else "argument",
+                                                 lambda pair: f"{pair[0]} {pair[1]}"))
 
     def abandoned_note(self) -> str:
         """The turns of branches a session left (a Claude Code rewind, edited prompt or retried response; a Gemini
@@ -292,8 +303,7 @@ class ImportReport:
         n, convs = sum(self.abandoned.values()), list(self.abandoned.items())
         return (f"{n} entr{'ies' if n > 1 else 'y'} of branches the conversation left (a rewind, an edited prompt, a "
                 "retried response: the agent keeps them in its session file) left out: "
-                + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in convs[:20])
-                + (f" and {len(convs) - 20} more conversations" if len(convs) > 20 else ""))
+                + first_listed(convs, what="conversations", show=_in_file))
 
     def lacking_note(self) -> str:
         """What conversations were read without that their log keeps elsewhere (Conversation.lacking: an AutoGen
@@ -330,21 +340,20 @@ class ImportReport:
         return (f"{n} tool result{'s' if n > 1 else ''} read after calls of a later model response (those calls "
                 "read as made before them): a rollout of Codex 0.3x-0.77 without the turn_context line those "
                 "versions write before each model request (edited or merged?): "
-                + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
-                + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
+                + first_listed(files, what="files", show=_in_file))
 
     def roles_note(self) -> str:
         """The roles outside OpenAI's, which the spec keeps as events of their own kind: each with its count and where
         it was first met, and the API role it is close to (a misspelt ``asistant`` made events no model reads as the
         agent's words). sam-data transcripts and sam-train say it alike."""
-        roles = "; ".join(
-            f"{role!r} in {n} message{'s' if n > 1 else ''}, first at {self.other_role_at[role]}"
-            + (f" (did you mean {close[0]!r}? then fix the log)"
-               if (close := difflib.get_close_matches(role.lower(), ROLES, n=1)) else "")
-            for role, n in self.other_roles.most_common(10))
-        more = f"; and {len(self.other_roles) - 10} more roles" if len(self.other_roles) > 10 else ""
+        def role_seen(entry: tuple[str, int]) -> str:
+            role, n = entry
+            close = difflib.get_close_matches(role.lower(), ROLES, n=1)
+            return (f"{role!r} in {n} message{'s' if n > 1 else ''}, first at {self.other_role_at[role]}"
+                    + (f" (did you mean {close[0]!r}? then fix the log)" if close else ""))
+
         return (f"roles outside OpenAI's ({', '.join(ROLES)}), read as events of their own kind as the spec says: "
-                f"{roles}{more}")
+                + first_listed(self.other_roles.most_common(), 10, "roles", role_seen, sep="; ", last="; and"))
 
     def no_tool_call_reason(self) -> tuple[str | Advice, ...]:
         """Why a file whose conversations hold no tool call is refused: what tool-like content was seen (the parts
