@@ -128,3 +128,36 @@ def test_an_id_given_again_after_the_answer_went_is_not_read():
     past it, so the first is answered; given twice before, neither is (docs/serving.md says which)."""
     assert scan_id(b'{"id": 1, "method": "m", "params": "x", "id": 2}') == (1, None)
     assert scan_id(b'{"id": 1, "params": "x", "id": 2, "method": "m"}') == (None, 'it gives "id" twice')
+
+
+@pytest.mark.parametrize("obj", [
+    {"jsonrpc": "2.0", "method": "tools/call", "params": {"result": {"x": 1}, "text": "y" * 50}, "id": 7},
+    {"jsonrpc": "2.0", "params": {"error": "e", "result": [1, {"result": 2}]}, "method": "m", "id": "s-7"},
+    {"params": {"arguments": {"text": "\"result\": 1, \"id\": 9", "result": None}}, "id": 11, "method": "m"},
+    {"jsonrpc": "2.0", "params": [{"error": {"id": 3}}, "result"], "id": 0, "method": "m"},
+    {"params": {"result": 1}, "id": 12},
+])
+def test_a_result_or_error_key_within_params_leaves_the_request_its_id(obj):
+    """Only a top-level "result" or "error" makes a line a response: one within the params (a tool's own field, a
+    string quoting one) is skipped with its value, and the "id" after it is the request's, whole or in pieces."""
+    for separators in ((",", ":"), (", ", ": ")):
+        line = json.dumps(obj, separators=separators).encode()
+        assert scan_id(line) == (id_of(line.decode()), None) == (obj["id"], None), line
+        scan = IdScan()
+        for at in range(0, len(line), 3):
+            if scan.feed(line[at:at + 3]):
+                break
+        assert scan.end() == (obj["id"], None), line
+
+
+@pytest.mark.parametrize("key", RESPONSE_KEYS)
+@pytest.mark.parametrize("ends", [True, False], ids=["ended", "never ends"])
+def test_an_over_long_response_is_answered_saying_it_is_one(key, ends):
+    """A client's answer to the server's request (sampling) past the limit: its id is the server's, so the answer's
+    id is null, and its message says why in words, not a bare null."""
+    line = json.dumps({"jsonrpc": "2.0", "id": 3, key: {"content": "x" * 2 * LIMIT}}).encode()
+    (got,) = _pipe_lines(line + b"\n" if ends else line[:LIMIT + 100])
+    assert got.request_id is None, got
+    said = too_long(4, LIMIT, got.size, got.why)
+    assert said.endswith(f'no id could be read of it (it is a response (its "{key}"), whose id is the server\'s '
+                         "own), so this answer's id is null"), said
