@@ -23,6 +23,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SPANS, DUAL = FIXTURES / "openinference_spans.jsonl", FIXTURES / "openinference_genai_spans.jsonl"
 HIDDEN = FIXTURES / "openinference_hidden_spans.jsonl"  # OPENINFERENCE_HIDE_INPUT_MESSAGES and _OUTPUT_MESSAGES
 DUAL_HIDDEN = FIXTURES / "openinference_genai_hidden_spans.jsonl"  # the GenAI attributes too, input messages hidden
+OUTPUTS_HIDDEN = FIXTURES / "openinference_outputs_hidden_spans.jsonl"  # OPENINFERENCE_HIDE_OUTPUTS
+DUAL_OUTPUTS_HIDDEN = FIXTURES / "openinference_genai_outputs_hidden_spans.jsonl"  # and the GenAI attributes too
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "logs" / "openinference-traces.json"
 
 
@@ -594,10 +596,44 @@ def test_another_providers_request_is_not_read_as_an_openai_chat_request():
     assert any(m["role"] == "user" for c in read(doc) for m in c.messages)
 
 
-def test_an_output_hidden_whole_is_refused_naming_the_setting():
-    """Guard: OPENINFERENCE_HIDE_OUTPUTS leaves output.value __REDACTED__ and no llm.output_messages.*: refused
-    naming the setting (docs/formats.md says so), as an input hidden whole is."""
-    doc = _without(lines(SPANS)[0], "llm.output_messages.", output_value="__REDACTED__", output_mime_type=None)
-    errs = [str(c) for c in read(doc) if isinstance(c, TranscriptFormatError) and ", span " in str(c)]
-    assert len(errs) == 2 and all("output.value is __REDACTED__ and the span has no llm.output_messages.*" in e
-                                  and "OPENINFERENCE_HIDE_OUTPUTS" in e and "\n" not in e for e in errs)
+def test_an_output_hidden_whole_is_read_as_not_recorded_and_said_once_a_file(caplog):
+    """OPENINFERENCE_HIDE_OUTPUTS (the real package's spans: output.value __REDACTED__, no llm.output_messages.*)
+    refused the conversation, though the next call's input repeats the answer and a trace cannot be taken again.
+    Read as the Langfuse reader reads a value masked whole: each answer from the input that repeats it, the last
+    answer (repeated by none) missing, said in one warning for the file naming the first span and how many."""
+    for path, full in ((OUTPUTS_HIDDEN, SPANS), (DUAL_OUTPUTS_HIDDEN, DUAL)):
+        whole = {c.episode_id: c for c in otel.conversations([(d, "x") for d in lines(full)], "x", str)}
+        assert not any(a["key"].startswith(("llm.output_messages.", "gen_ai.output.messages")) for s in
+                       _spans(lines(path)[0]) for a in s["attributes"])
+        caplog.clear()
+        got = list(otel.conversations([(d, "h.jsonl") for d in lines(path)], "h.jsonl", str))
+        assert not [c for c in got if isinstance(c, TranscriptFormatError)]
+        assert {c.episode_id for c in got} == set(whole) and len(whole) == 2
+        for c in got:  # all but the last answer (a repeat lacks an output's finish_reason), its calls' flags too
+            assert [*map(otel._key, c.messages)] == [*map(otel._key, whole[c.episode_id].messages[:-1])]
+            assert c.failed_calls == whole[c.episode_id].failed_calls
+            assert whole[c.episode_id].messages[-1]["role"] == "assistant"
+        said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+        assert len(said) == 1 and said[0].startswith("h.jsonl: 5 LLM spans' output hidden whole (the first: h.jsonl, "
+                                                     "span ") and "the last answer of 2 conversations" in said[0]
+        assert "OPENINFERENCE_HIDE_OUTPUTS" in said[0] and "\n" not in said[0]
+
+
+def test_an_output_hidden_whole_that_a_later_input_repeats_loses_nothing(caplog):
+    """Guard: a hidden output the next call's input repeats is read there whole; the warning says no answer is
+    missing. The last span's output given, the conversation reads as the one of no output hidden."""
+    doc = lines(SPANS)[0]
+    whole = {c.episode_id: c.messages for c in read(doc)}
+    last: dict[str, dict] = {}  # the latest LLM span of each session keeps its output
+    for s in _spans(doc):
+        a = {x["key"]: x["value"].get("stringValue") for x in s["attributes"]}
+        if a.get("openinference.span.kind") == "LLM" and (a["session.id"] not in last or int(
+                s["startTimeUnixNano"]) > int(last[a["session.id"]]["startTimeUnixNano"])):
+            last[a["session.id"]] = s
+    hid = _without(doc, "llm.output_messages.", output_value="__REDACTED__", output_mime_type=None)
+    for s, kept in zip(_spans(hid), _spans(doc)):
+        if any(kept is x for x in last.values()):
+            s["attributes"] = kept["attributes"]
+    assert {c.episode_id: c.messages for c in read(hid)} == whole
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and "spans.json: 3 LLM spans'" in said[0] and "the last answer of 0 conversations" in said[0]

@@ -853,7 +853,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # the in-memory history held runs stores them there only, and they were passed over as "context messages" (247), those runs
 # lost with no word said; later replays, notes and frames are still passed over. Every other log, examples/logs and
 # tests/fixtures convert byte for byte (tests/fixtures/agent_framework_both/alone/late-trail.jsonl is new).
-CONVERSION_VERSION = 252
+# 253: an OpenInference LLM span whose output was hidden whole (OPENINFERENCE_HIDE_OUTPUTS: output.value __REDACTED__,
+# no llm.output_messages.*) is read as a value not recorded, as the langfuse reader reads a value masked whole (249):
+# its answer read where the next call's input repeats it, a conversation's last answer missing, one warning a file
+# (245 refused its conversation). Every other span, examples/logs and tests/fixtures convert byte for byte
+# (tests/fixtures/openinference_outputs_hidden_spans.jsonl and openinference_genai_outputs_hidden_spans.jsonl are new).
+CONVERSION_VERSION = 253
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ written as one attribute (not the conventions' layout), a message index missing 
 OpenTelemetry SDK keeps 128 attributes a span and drops the oldest first, the history's first messages; a span says
 how many it dropped) are refused, naming the attribute. Messages the instrumentation hid
 (OPENINFERENCE_HIDE_INPUT_MESSAGES) are read from the request's JSON its ``input.value`` still holds
-(:func:`_from_value`); that value hidden too is refused.
+(:func:`_from_value`); that value hidden too is refused. An output hidden whole (OPENINFERENCE_HIDE_OUTPUTS) is read
+as not recorded (:func:`output_hidden`), what the next call's input repeats of it read there.
 """
 
 from __future__ import annotations
@@ -171,12 +172,16 @@ def _from_value(attrs: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     (``output.value``) holds, where it wrote none: OPENINFERENCE_HIDE_INPUT_MESSAGES (_OUTPUT_MESSAGES) leaves out
     the messages, not the value (the span was read without the user's words and the tools' results, its calls
     unanswered, without a word). Read only where the mime type says JSON and it is a chat request (``messages``) or
-    a chat completion of one choice, of the OpenAI instrumentation's spans (``llm.system`` openai, or none given); a
-    value hidden too (OPENINFERENCE_HIDE_INPUTS) is refused."""
+    a chat completion of one choice, of the OpenAI instrumentation's spans (``llm.system`` openai, or none given).
+    An input value hidden too (OPENINFERENCE_HIDE_INPUTS) is refused: the setting hides every span's input, so no
+    later input holds the user's words. An output value hidden (OPENINFERENCE_HIDE_OUTPUTS) gives no messages, a
+    value not recorded (:func:`output_hidden`): the next call's input repeats the answer."""
     if str(attrs.get(KIND, "")).upper() != "LLM" or any(k.startswith(f"{prefix}.") for k in attrs):
         return {}
     side = "input" if prefix == INPUT else "output"
     value = attrs.get(f"{side}.value")
+    if value == REDACTED and prefix == OUTPUT:  # the answer not recorded: what a later input repeats of it is read
+        return {}
     if value == REDACTED:
         raise Unreadable(f"{side}.value is {REDACTED} and the span has no {prefix}.*: the instrumentation hid the "
                          f"model call's {side} (OPENINFERENCE_HIDE_{side.upper()}S, or its TraceConfig's "
@@ -198,6 +203,15 @@ def _from_value(attrs: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     if not isinstance(sent, list) or not all(isinstance(m, Mapping) and "role" in m for m in sent):
         return {}  # not a chat request or completion (the Responses API's): no messages, as before
     return {f"{prefix}.{i}.{k}": v for i, m in enumerate(sent) for k, v in _flattened(m).items()}
+
+
+def output_hidden(attrs: Mapping[str, Any]) -> bool:
+    """Whether an LLM span's output was hidden whole (OPENINFERENCE_HIDE_OUTPUTS: ``output.value`` is
+    ``__REDACTED__``, no ``llm.output_messages.*``): read as a value not recorded, as the Langfuse reader reads a
+    value masked whole (its MASKS hold this stand-in), so what a later call's input repeats of the answer is read and
+    the reader warns of the rest (a conversation's last answer); a trace cannot be taken again."""
+    return str(attrs.get(KIND, "")).upper() == "LLM" and attrs.get("output.value") == REDACTED and not any(
+        k.startswith(f"{OUTPUT}.") for k in attrs)
 
 
 def _flattened(m: Mapping[str, Any]) -> dict[str, Any]:

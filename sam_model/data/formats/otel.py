@@ -394,6 +394,18 @@ def _legacy_warning(path: str, key: str, n: int, first: str, alone: bool, family
                 f"only what a later call's {messages} repeats of such a turn is read", do)
 
 
+def _hidden_warning(path: str, hidden: Collection[str], unanswered: int) -> None:
+    """Say, once a file, that ``hidden`` spans' outputs were hidden whole (OPENINFERENCE_HIDE_OUTPUTS) and read as
+    not recorded, ``unanswered`` conversations' last answers missing (no later input repeats them): until
+    2026-12-07 such a span refused its conversation, though the next call's input holds the answer."""
+    log.warning("%s: %d LLM span%s output hidden whole (the first: %s: output.value is %s, no %s.*; "
+                "OPENINFERENCE_HIDE_OUTPUTS, or its TraceConfig's hide_outputs): read as not recorded, what a later "
+                "call's input repeats of it read there; the last answer of %d conversation%s, repeated by none, is "
+                "missing; trace with it unset to train on every answer", path, len(hidden),
+                "s'" if len(hidden) > 1 else "'s", next(iter(hidden)), openinference.REDACTED, openinference.OUTPUT,
+                unanswered, "s" if unanswered != 1 else "")
+
+
 def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
     """The conversations of OTLP documents (``(doc, where)`` pairs): one per conversation id (a span's own, else
     as :func:`_conversation_of` tells), else per trace.
@@ -417,6 +429,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     # messages: (trace, span, attributes, where, family)
     by_session: set[tuple[str, str]] = set()  # (trace, span) whose conversation id is OpenInference's session.id
     runs: list[tuple[str, str, dict[str, Any], openinference.Run]] = []  # tool spans naming no call (_unnamed_run)
+    hidden: dict[str, None] = {}  # the LLM spans whose output was hidden whole (openinference.output_hidden), by where
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
             yield span
@@ -471,6 +484,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             failed.setdefault(trace, set()).add(call)
             if attrs.get(CONVERSATION):
                 failed.setdefault(f"conversation {attrs[CONVERSATION]}", set()).add(call)
+        if OUTPUT not in attrs and openinference.output_hidden(attrs):  # read as not recorded: said once a file
+            hidden[f"{where}, span {span.get('spanId', n)}"] = None
         if (run := _unnamed_run(span, attrs, start, f"{where}, span {span.get('spanId', n)}")) is not None:
             runs.append((trace, sid, attrs, run))  # paired with its call by name and time (openinference.failed_runs)
         legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
@@ -520,6 +535,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             sure = all(placed[span_of[s[1]]] for s in own)
             groups[key] = [s for s in spans if s[2].get("gen_ai.operation.name") not in AGENT_OPERATIONS
                            or sure and span_of[s[1]] not in covered]
+    unanswered = 0  # conversations whose last answer was hidden
     for key, spans in groups.items():
         w = f"{path}: conversation {key}"
         hit = sorted(traces[key] & set(bad))
@@ -530,6 +546,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             yield TranscriptFormatError(w, f"{err.reason} in {err.where}: the conversation is refused whole rather "
                                            "than read without that span")
             continue
+        last = max(spans, key=lambda s: s[:2])[3]
+        unanswered += last in hidden  # its last answer, hidden, repeated by no later input: missing
         conv: list[Any] = []
         at: dict[str, int] = {}
         after: list[str | None] = []
@@ -563,6 +581,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         calls = set().union(failed.get(f"conversation {key}", set()), *(failed.get(t, set()) for t in traces[key]),
                             openinference.failed_runs(runs_of.get(key, ()), made, answered, w))
         yield Conversation(id_of(key), conv, w, key, "otel", "\n".join(policy), frozenset(calls))
+    if hidden:
+        _hidden_warning(path, hidden, unanswered)
     for key, family in sorted(unread) if groups else ():  # none read: the file's error says so
         if key not in groups:
             _legacy_warning(path, key, unread[(key, family)], first_unread[(key, family)], True, family)
