@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from sam_model.data.formats import langfuse
+from sam_model.data.formats import history, langfuse
 from sam_model.data.transcripts import ImportReport, TranscriptFormatError, iter_transcript_events, main
 
 TESTS = Path(__file__).resolve().parent
@@ -567,7 +567,7 @@ def test_an_input_read_from_the_previous_ones_reading_reads_as_read_whole(window
     window over the history (its start differs at each call) too."""
     observations, _ = long_trace(12, window)
     kept = langfuse.to_chat(copy.deepcopy(observations), "t.json: trace t")
-    monkeypatch.setattr(langfuse._Inputs, "messages", lambda self, raw: [
+    monkeypatch.setattr(history.Inputs, "messages", lambda self, raw: [
         x for m in raw for x in langfuse._blocks(langfuse._message(m))])
     whole = langfuse.to_chat(observations, "t.json: trace t")
     assert kept.messages == whole.messages and kept.sources == whole.sources and len(kept.messages) == 2 + 2 * 12
@@ -585,7 +585,7 @@ def test_an_input_that_changes_a_number_to_an_equal_one_of_another_type_is_read_
                      "input": sent, "output": out}
                     for i, (sent, out) in enumerate(((first, answer), (second, {"role": "assistant", "content": "Bye."})))]
     kept = langfuse.to_chat(copy.deepcopy(observations), "t.json: trace t")
-    monkeypatch.setattr(langfuse._Inputs, "messages", lambda self, raw: [
+    monkeypatch.setattr(history.Inputs, "messages", lambda self, raw: [
         x for m in raw for x in langfuse._blocks(langfuse._message(m))])
     whole = langfuse.to_chat(observations, "t.json: trace t")
     assert json.dumps(kept.messages) == json.dumps(whole.messages) and kept.sources == whole.sources

@@ -9,7 +9,9 @@ import json
 import logging
 from pathlib import Path
 
-from sam_model.data.formats import otel
+import pytest
+
+from sam_model.data.formats import history, otel
 from sam_model.data.transcripts import ImportReport, iter_transcript_events
 
 USER_ID, RES = "ann_lee_123", "QX7Z9A"
@@ -226,3 +228,53 @@ def test_a_log_cached_before_the_join_changed_is_converted_again(tmp_path, monke
     monkeypatch.undo()
     new = sources.materialise(path, cache_dir=tmp_path / "cache")
     assert new != old and len(new.read_text().splitlines()) == 10
+
+
+def long_trace(n: int, window: int | None = None) -> tuple[dict, list[dict]]:
+    """An agent's n model calls, each sending the history so far (the system prompt and, given ``window``, its
+    latest messages alone): a call, its tool's result, and so on; the document and the history read whole."""
+    history, calls = [SYS, U0], []
+    for i in range(n):
+        out = call(f"c{i}", "search", {"q": i})
+        calls.append((history if window is None else [SYS, *history[1:][-window:]], [out]))
+        history = [*history, out, result(f"c{i}", f"r{i}")]
+    return doc(calls), history[:-1]
+
+
+def test_a_long_traces_messages_are_keyed_once_not_at_every_repeat(monkeypatch):
+    """Each call's input repeats the history: every message of every input was keyed again (a JSON text of its
+    sorted keys), so a trace of n calls did n^2 messages' work (2,000 calls: 4,002,000 keys, 84 s). Counted, not
+    timed: a key or so per message of the conversation, what an input repeats of the previous one taken from that
+    one's reading (history.Inputs, the Langfuse reader's)."""
+    made = []
+    key = otel._key
+    monkeypatch.setattr(otel, "_key", lambda m: made.append(1) or key(m))
+    spans, history = long_trace(300)
+    (conv,) = read(spans)
+    assert plain(conv.messages) == history and len(history) == 601
+    assert len(made) <= 2 * len(history)
+
+
+@pytest.mark.parametrize("window", [None, 3, 4])
+def test_an_input_read_from_the_previous_ones_reading_reads_as_read_whole(window, monkeypatch):
+    """Guard: taking what an input repeats of the previous one from that one's reading changes nothing read, a
+    window over the history (its start differs at each call) too."""
+    spans, _ = long_trace(12, window)
+    kept = read(spans)
+    monkeypatch.setattr(history.Inputs, "messages", lambda self, raw: list(raw))
+    whole = read(spans)
+    assert [c.messages for c in kept] == [c.messages for c in whole] and len(kept[0].messages) == 1 + 2 * 12
+
+
+@pytest.mark.parametrize("changed", [True, 1.0])
+def test_an_input_that_changes_a_number_to_an_equal_one_of_another_type_is_read_as_given(changed, monkeypatch):
+    """Guard: Python's == holds 1, 1.0 and true equal; an input whose message changed one for another at the same
+    place is read as the file says, not taken from the previous input's reading (compared as JSON text)."""
+    first = [SYS, {**U0, "score": 1}]
+    second = [SYS, {**U0, "score": changed}, A1, U1]
+    spans = doc([(first, [A1]), (second, [text("assistant", "Done.")])])
+    kept = read(spans)
+    monkeypatch.setattr(history.Inputs, "messages", lambda self, raw: list(raw))
+    whole = read(spans)
+    assert json.dumps([c.messages for c in kept]) == json.dumps([c.messages for c in whole])
+    assert any(type(m.get("score")) is type(changed) for c in kept for m in c.messages)

@@ -1,5 +1,6 @@
-"""One conversation out of model calls that each send the history so far: the join both trace readers share, and
-the pairing of a recorded tool run that names no call id with the call it ran (:func:`ran`).
+"""One conversation out of model calls that each send the history so far: the join both trace readers share, each
+input's reading taken from the previous one's where it repeats it (:class:`Inputs`), and the pairing of a recorded
+tool run that names no call id with the call it ran (:func:`ran`).
 
 An OpenTelemetry inference span and a Langfuse generation each record one model call, its input the messages sent
 (the history, its start perhaps rewritten by a summary or a window) and its output the model's answer; neither
@@ -17,6 +18,7 @@ from typing import Any
 from sam_model.data.formats.base import strict_loads
 
 Call = tuple[Any, str, str, Any]  # a tool call as made: (when, its id, the tool's name, its arguments)
+_TEXT = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=str).encode  # a raw message's exact text
 
 
 def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
@@ -61,6 +63,39 @@ def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list
         after.append(keys[i - 1] if i else None)
         conv.append(seq[i])
     return anchor >= 0 or not inp
+
+
+class Inputs:
+    """The messages of each model call's input, read: each input repeats the history, so what it repeats of the
+    previous input as given (the same JSON text, made and compared at C speed) is taken from that one's reading, its
+    messages and their keys, and only the rest is read (each input read whole, a long trace's history was read again
+    at every call: quadratic in its length). Compared as text, not by Python's ``==``: that holds 1, 1.0 and true
+    equal, and a message that changed one for another was taken as the previous one's reading. ``read``: one raw
+    message as the messages the reader makes of it; ``key``: :func:`join`'s key of one of them."""
+
+    def __init__(self, read: Callable[[Any], list[Any]], key: Callable[[Any], str]) -> None:
+        self.read_one, self.make_key = read, key
+        self.raw: list[str] = []  # the previous input's messages as given, as JSON text
+        self.read: list[tuple[list[Any], list[str]]] = []  # each one's messages read, and their keys
+        self.keys: dict[int, str] = {}  # id of a message of ``read`` -> its key (they are alive while held there)
+
+    def messages(self, raw: list[Any]) -> list[Any]:
+        texts = [_TEXT(m) for m in raw]
+        same, most = 0, min(len(texts), len(self.raw))
+        while same < most and texts[same] == self.raw[same]:
+            same += 1
+        for ms, _ in self.read[same:]:  # no longer held: their ids may be another's next
+            for x in ms:
+                self.keys.pop(id(x), None)
+        fresh = [(ms, [self.make_key(x) for x in ms]) for ms in map(self.read_one, raw[same:])]
+        self.keys.update((id(x), k) for ms, ks in fresh for x, k in zip(ms, ks))
+        self.raw, self.read = texts, self.read[:same] + fresh
+        return [x for ms, _ in self.read for x in ms]
+
+    def key(self, m: Any) -> str:
+        """A message's key: as kept where this reading holds it, else made."""
+        k = self.keys.get(id(m))
+        return self.make_key(m) if k is None else k
 
 
 def decoded(value: Any) -> Any:

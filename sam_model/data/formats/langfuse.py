@@ -42,7 +42,7 @@ from sam_model.data.formats.base import (
     stops_mid_json,
     strict_loads,
 )
-from sam_model.data.formats.history import decoded, join, ran
+from sam_model.data.formats.history import Inputs, decoded, join, ran
 from sam_model.data.formats.openinference import REDACTED
 from sam_model.io import json_type
 
@@ -60,7 +60,6 @@ MASKS = {
     REDACTED: "OpenInference's stand-in for a text its TraceConfig hides (OPENINFERENCE_HIDE_INPUTS and the like, "
     "exported to Langfuse): trace with it unset to train on the text",
 }
-_TEXT = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=str).encode  # a raw message's exact text
 # the stand-ins that are words a user may type too: one only where it is a whole value (the docs' mask replaces a whole
 # string; the SDK masks each input and output whole), a message's text read as said (a user who answered "REDACTED"
 # lost the session: no mask writes it there but an app's own, which may write any word)
@@ -205,38 +204,7 @@ def _blocks(m: dict[str, Any]) -> list[dict[str, Any]]:
     return [*results, *([{**m, "content": rest}] if rest else [])]
 
 
-class _Inputs:
-    """The messages of each generation's input, read: each input repeats the history, so what it repeats of the
-    previous input as given (the same JSON text, made and compared at C speed) is taken from that one's reading, its
-    messages and their keys, and only the rest is read (each input read whole, a long trace's history was read again
-    at every call: quadratic in its length). Compared as text, not by Python's ``==``: that holds 1, 1.0 and true
-    equal, and a message that changed one for another was taken as the previous one's reading."""
-
-    def __init__(self) -> None:
-        self.raw: list[str] = []  # the previous input's messages as given, as JSON text
-        self.read: list[tuple[list[dict[str, Any]], list[str]]] = []  # each one's messages read, and their keys
-        self.keys: dict[int, str] = {}  # id of a message of ``read`` -> its key (they are alive while held there)
-
-    def messages(self, raw: list[Any]) -> list[dict[str, Any]]:
-        texts = [_TEXT(m) for m in raw]
-        same, most = 0, min(len(texts), len(self.raw))
-        while same < most and texts[same] == self.raw[same]:
-            same += 1
-        for ms, _ in self.read[same:]:  # no longer held: their ids may be another's next
-            for x in ms:
-                del self.keys[id(x)]
-        fresh = [(ms, [_key(x) for x in ms]) for ms in ([*_blocks(_message(m))] for m in raw[same:])]
-        self.keys.update((id(x), k) for ms, ks in fresh for x, k in zip(ms, ks))
-        self.raw, self.read = texts, self.read[:same] + fresh
-        return [x for ms, _ in self.read for x in ms]
-
-    def key(self, m: Any) -> str:
-        """A message's key: as kept where this reading holds it, else made."""
-        k = self.keys.get(id(m))
-        return _key(m) if k is None else k
-
-
-def _messages(value: Any, output: bool, inputs: _Inputs | None = None) -> list[dict[str, Any]] | None:
+def _messages(value: Any, output: bool, inputs: Inputs | None = None) -> list[dict[str, Any]] | None:
     """A generation's input (``output``: its output) as chat messages; None where it is no shape read here.
     ``inputs``: the previous inputs' reading, for an input that repeats them."""
     value = decoded(value)
@@ -291,7 +259,7 @@ def to_chat(observations: list[Any], where: str) -> Chat:
     unread: list[tuple[str, str]] = []
     unpaired: list[str] = []
     masked: list[tuple[str, str, str]] = []  # (observation, "input" or "output", the stand-in) of values masked whole
-    inputs = _Inputs()
+    inputs = Inputs(lambda m: _blocks(_message(m)), _key)  # each input's reading, what it repeats taken
     for t, _, obs, w in sorted(seen, key=lambda s: s[:2]):
         if obs.get("type") in ANSWERS:
             name = obs.get("name")

@@ -47,7 +47,7 @@ from sam_model.data.formats.base import (
     result_text,
     strict_loads,
 )
-from sam_model.data.formats.history import join
+from sam_model.data.formats.history import Inputs, join
 from sam_model.io import json_type
 
 log = logging.getLogger(__name__)
@@ -554,10 +554,12 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         policy: list[str] = []
         made: list[tuple[int, str, str, Any]] = []  # the calls read, each with the start of the span that made it
         answered: dict[str, int] = {}  # call id -> the start of the span whose input first held its result
+        inputs = Inputs(lambda m: [m], _key)  # what an input repeats of the previous one: its keys made once
         try:
             for t, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
-                inp, before = _messages(attrs.get(INPUT, []), where, INPUT), len(conv)
-                if not join(conv, at, after, inp, _messages(attrs.get(OUTPUT, []), where, OUTPUT), _key) and before:
+                inp, before = inputs.messages(_messages(attrs.get(INPUT, []), where, INPUT)), len(conv)
+                out = _messages(attrs.get(OUTPUT, []), where, OUTPUT)
+                if not join(conv, at, after, inp, out, _key, [*map(inputs.key, (*inp, *out))]) and before:
                     log.warning("%s: its input repeats none of the %d messages read so far of %s (its history "
                                 "rewritten whole, or another agent's calls under one conversation id?): its messages "
                                 "are read as a new segment after them", where, before, f"conversation {key}")
