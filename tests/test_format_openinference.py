@@ -247,7 +247,9 @@ def _scripted():
 @pytest.mark.parametrize("kw,fixture", [({}, SPANS), ({"dual": True}, DUAL),
                                         ({"max_attributes": 30}, FIXTURES / "openinference_limited_spans.jsonl"),
                                         ({"hide": ("hide_input_messages", "hide_output_messages")}, HIDDEN),
-                                        ({"dual": True, "hide": ("hide_input_messages",)}, DUAL_HIDDEN)])
+                                        ({"dual": True, "hide": ("hide_input_messages",)}, DUAL_HIDDEN),
+                                        ({"hide": ("hide_outputs",)}, OUTPUTS_HIDDEN),
+                                        ({"dual": True, "hide": ("hide_outputs",)}, DUAL_OUTPUTS_HIDDEN)])
 def test_live_spans_read_as_the_fixture(kw, fixture, tmp_path):
     """The installed instrumentation's spans of the scripted runs, now, read as the checked-in fixture's (the same
     conversations, the same errors but for the file's name)."""
