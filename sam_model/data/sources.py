@@ -833,8 +833,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # every other log, examples/logs and tests/fixtures convert byte for byte.
 # 248: a Langfuse generation's input message that repeats the previous input's at its place but for a number of
 # another type (1 there, 1.0 or true here: equal to Python's ==) is read as given, as each input read whole reads it
-# (245 took it from the previous input's reading). Every other trace, examples/logs and tests/fixtures convert byte
-# for byte.
+# (taken from the previous input's reading since a speed-up made at 244, which bumped no version). Every other trace,
+# examples/logs and tests/fixtures convert byte for byte.
 # 249: a Langfuse generation's input or output, or a tool observation's output, that is a mask's stand-in whole (the
 # SDK's "<fully masked due to failed mask function>" where the app's mask raised) is read as a value not recorded,
 # what later inputs repeat of it read there, counted in a warning: it refused its conversation (243). A message's
