@@ -21,8 +21,9 @@ session's traces, else a trace) is read from its generations in start order, eac
 arguments its input holds (:func:`~sam_model.data.formats.history.ran`); one at level ``ERROR`` flags the result as failed (toolstate's extension),
 answered there or in a later input. An input or output of another shape (the
 Responses API's items, several choices) is counted and named in a warning, not guessed at. A message's text that is
-a mask's stand-in (:data:`MASKS`) is refused, not read as words; a whole input or output that is one (the SDK's,
-``_client/span.py``, where the app's ``mask`` raised on that value) is read as one not recorded, and warned of.
+a mask's stand-in (:data:`MASKS` but :data:`WHOLE_ONLY`, read as said) is refused, not read as words; a whole input
+or output that is one (the SDK's, ``_client/span.py``, where the app's ``mask`` raised on that value) is read as one
+not recorded, and warned of.
 """
 
 from __future__ import annotations
@@ -144,8 +145,9 @@ def _mask(value: Any) -> str | None:
 
 
 def _unmasked(m: Mapping[str, Any], where: str) -> None:
-    """Refuse a message whose text is a mask's stand-in (:data:`MASKS`), the words it stands for never said; its
-    conversation is refused whole, as OpenInference's ``__REDACTED__`` is, rather than read without the turn."""
+    """Refuse a message whose text is a mask's stand-in (:data:`MASKS` but :data:`WHOLE_ONLY`, words a user may type
+    too), the words it stands for never said; its conversation is refused whole, as OpenInference's ``__REDACTED__``
+    is, rather than read without the turn."""
     content = m.get("content")
     texts = [content] if isinstance(content, str) else [p.get("text") for p in content if isinstance(p, Mapping)] \
         if isinstance(content, list) else []
