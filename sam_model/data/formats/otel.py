@@ -397,7 +397,8 @@ def _legacy_warning(path: str, key: str, n: int, first: str, alone: bool, family
 def _hidden_warning(path: str, hidden: Collection[str], unanswered: int) -> None:
     """Say, once a file, that ``hidden`` spans' outputs were hidden whole (OPENINFERENCE_HIDE_OUTPUTS) and read as
     not recorded, ``unanswered`` conversations' last answers missing (no later input repeats them): until
-    2026-12-07 such a span refused its conversation, though the next call's input holds the answer."""
+    2026-12-07 such a span was read without its answer and without a word, and for a while that day it refused its
+    conversation, though the next call's input holds the answer."""
     log.warning("%s: %d LLM span%s output hidden whole (the first: %s: output.value is %s, no %s.*; "
                 "OPENINFERENCE_HIDE_OUTPUTS, or its TraceConfig's hide_outputs): read as not recorded, what a later "
                 "call's input repeats of it read there; the last answer of %d conversation%s, repeated by none, is "
