@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -639,3 +640,18 @@ def test_an_output_hidden_whole_that_a_later_input_repeats_loses_nothing(caplog)
     assert {c.episode_id: c.messages for c in read(hid)} == whole
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
     assert len(said) == 1 and "spans.json: 3 LLM spans'" in said[0] and "the last answer of 0 conversations" in said[0]
+
+
+def test_an_output_hidden_whole_keeps_the_failed_tool_run_after_it_flagged(caplog):
+    """The calls a span whose output was hidden made are read from the next call's input, and were dated by that
+    call: a failed TOOL span naming no call (LangChain's) that ran between the two paired with no call made before it,
+    so its result was read as a success and the warning said no call of cancel was made before it. Dated by the span
+    that made them, the failed run flags its call as with the output recorded, and no such warning is given."""
+    doc = langchain_spans(openai_messages(), {"c2"})
+    (whole,) = read(doc)
+    hid = _without(doc, "llm.output_messages.", output_value="__REDACTED__", output_mime_type=None)
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(hid)
+    assert whole.failed_calls == conv.failed_calls == frozenset({"c2"})
+    assert conv.messages == whole.messages[:-1]  # the last answer, repeated by no input, missing
+    assert not [r for r in caplog.records if "no tool call id" in r.getMessage()]

@@ -858,7 +858,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # its answer read where the next call's input repeats it, a conversation's last answer missing, one warning a file
 # (245 refused its conversation). Every other span, examples/logs and tests/fixtures convert byte for byte
 # (tests/fixtures/openinference_outputs_hidden_spans.jsonl and openinference_genai_outputs_hidden_spans.jsonl are new).
-CONVERSION_VERSION = 253
+# 254: the tool calls of an OpenInference LLM span whose output was hidden whole (253), read from the next call's
+# input, are dated by the span that made them, not by that next call: a failed tool span naming no call (LangChain's
+# TOOL spans) that ran between the two paired with no call, its call's result not flagged as failed. Every other span,
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 254
 
 
 @dataclass(frozen=True)

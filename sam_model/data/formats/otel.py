@@ -556,6 +556,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         made: list[tuple[int, str, str, Any]] = []  # the calls read, each with the start of the span that made it
         answered: dict[str, int] = {}  # call id -> the start of the span whose input first held its result
         inputs = Inputs(lambda m: [m], _key)  # what an input repeats of the previous one: its keys made once
+        hid: int | None = None  # the start of the previous span, where its output was hidden whole
         try:
             for t, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
                 inp, before = inputs.messages(_messages(attrs.get(INPUT, []), where, INPUT)), len(conv)
@@ -564,13 +565,20 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                     log.warning("%s: its input repeats none of the %d messages read so far of %s (its history "
                                 "rewritten whole, or another agent's calls under one conversation id?): its messages "
                                 "are read as a new segment after them", where, before, f"conversation {key}")
-                for part in _parts(conv[before:]):
-                    if part.get("id") in (None, ""):
-                        continue  # no call to pair (refused by the labelling rule)
-                    if part.get("type") == "tool_call":
-                        made.append((t, str(part.get("id")), str(part.get("name")), part.get("arguments")))
-                    elif part.get("type") == "tool_call_response":
-                        answered.setdefault(str(part.get("id")), t)
+                outs = {id(m) for m in out}
+                for m in conv[before:]:
+                    # a call first read in an input that follows a span whose output was hidden was made by that
+                    # span: dated by this one, a failed tool run between them (a TOOL span naming no call) paired
+                    # with no call made before it, and its result was not flagged
+                    when = t if hid is None or id(m) in outs else hid
+                    for part in _parts([m]):
+                        if part.get("id") in (None, ""):
+                            continue  # no call to pair (refused by the labelling rule)
+                        if part.get("type") == "tool_call":
+                            made.append((when, str(part.get("id")), str(part.get("name")), part.get("arguments")))
+                        elif part.get("type") == "tool_call_response":
+                            answered.setdefault(str(part.get("id")), t)
+                hid = t if where in hidden else None
                 for part in _messages(attrs.get(SYSTEM, []), where, SYSTEM):
                     text = part.get("content") if isinstance(part, Mapping) and part.get("type") == "text" else None
                     if isinstance(text, str) and text not in policy:
