@@ -618,7 +618,7 @@ def test_an_output_hidden_whole_is_read_as_not_recorded_and_said_once_a_file(cap
             assert whole[c.episode_id].messages[-1]["role"] == "assistant"
         said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
         assert len(said) == 1 and said[0].startswith("h.jsonl: 5 LLM spans' output hidden whole (the first: h.jsonl, "
-                                                     "span ") and "the last answer of 2 conversations" in said[0]
+                                                     "span ") and "; 2 such answers, repeated by no later input" in said[0]
         assert "OPENINFERENCE_HIDE_OUTPUTS" in said[0] and "\n" not in said[0]
 
 
@@ -639,7 +639,7 @@ def test_an_output_hidden_whole_that_a_later_input_repeats_loses_nothing(caplog)
             s["attributes"] = kept["attributes"]
     assert {c.episode_id: c.messages for c in read(hid)} == whole
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
-    assert len(said) == 1 and "spans.json: 3 LLM spans'" in said[0] and "the last answer of 0 conversations" in said[0]
+    assert len(said) == 1 and "spans.json: 3 LLM spans'" in said[0] and "; 0 such answers, repeated" in said[0]
 
 
 def test_an_output_hidden_whole_keeps_the_failed_tool_run_after_it_flagged(caplog):
@@ -655,3 +655,32 @@ def test_an_output_hidden_whole_keeps_the_failed_tool_run_after_it_flagged(caplo
     assert whole.failed_calls == conv.failed_calls == frozenset({"c2"})
     assert conv.messages == whole.messages[:-1]  # the last answer, repeated by no input, missing
     assert not [r for r in caplog.records if "no tool call id" in r.getMessage()]
+
+
+def test_an_output_hidden_whole_that_the_next_input_dropped_is_counted_missing(caplog):
+    """A hidden answer the next call's input does not repeat (a new history under the same session, a window that
+    dropped it) is missing as a conversation's last is; the warning counted last answers alone and said none was
+    missing. Nothing is made up in its place: the user's words and the next answer are read as given; the hidden
+    call recorded twice counts once."""
+    u0, a0 = {"role": "user", "content": "Where is TRK1?"}, {"role": "assistant", "content": "Held at customs."}
+    u1, a1 = {"role": "user", "content": "And TRK2?"}, {"role": "assistant", "content": "Delivered."}
+    doc = openinference_spans([u0, a0, u1, a1])
+    first, second = sorted(_spans(doc), key=lambda s: int(s["startTimeUnixNano"]))
+    second["attributes"] = [a for a in second["attributes"] if not a["key"].startswith("llm.input_messages.")]
+    second["attributes"] += flattened("llm.input_messages", [u1])  # the new history: a0 dropped
+    first["attributes"] = [a for a in first["attributes"] if not a["key"].startswith("llm.output_messages.")]
+    first["attributes"] += [attr("output.value", "__REDACTED__")]
+    twice = copy.deepcopy(first)
+    twice["spanId"], twice["startTimeUnixNano"] = "0000000000000009", str(int(first["startTimeUnixNano"]) + 1)
+    for spans, n in (([], 1), ([twice], 2)):
+        caplog.clear()
+        d = copy.deepcopy(doc)
+        d["resourceSpans"][0]["scopeSpans"][0]["spans"] += spans
+        with caplog.at_level(logging.WARNING):
+            (conv,) = read(d)
+        assert [(m["role"], m["parts"][0]["content"]) for m in conv.messages] == [
+            ("user", "Where is TRK1?"), ("user", "And TRK2?"), ("assistant", "Delivered.")]
+        said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+        assert len(said) == 1 and f"spans.json: {n} LLM span" in said[0], said
+        assert "; 1 such answer, repeated by no later input (a conversation's last, or one the next call's input " \
+            "dropped), is missing;" in said[0]

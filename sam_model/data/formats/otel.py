@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
@@ -396,15 +397,17 @@ def _legacy_warning(path: str, key: str, n: int, first: str, alone: bool, family
 
 def _hidden_warning(path: str, hidden: Collection[str], unanswered: int) -> None:
     """Say, once a file, that ``hidden`` spans' outputs were hidden whole (OPENINFERENCE_HIDE_OUTPUTS) and read as
-    not recorded, ``unanswered`` conversations' last answers missing (no later input repeats them): until
-    2026-12-07 such a span was read without its answer and without a word, and for a while that day it refused its
-    conversation, though the next call's input holds the answer."""
+    not recorded, ``unanswered`` of their answers missing (the next call's input repeats none: a conversation's last,
+    or one a window or a new history dropped, which a count of last answers alone left out): until 2026-12-07 such a
+    span was read without its answer and without a word, and for a while that day it refused its conversation, though
+    the next call's input holds the answer."""
     log.warning("%s: %d LLM span%s output hidden whole (the first: %s: output.value is %s, no %s.*; "
                 "OPENINFERENCE_HIDE_OUTPUTS, or its TraceConfig's hide_outputs): read as not recorded, what a later "
-                "call's input repeats of it read there; the last answer of %d conversation%s, repeated by none, is "
-                "missing; trace with it unset to train on every answer", path, len(hidden),
-                "s'" if len(hidden) > 1 else "'s", next(iter(hidden)), openinference.REDACTED, openinference.OUTPUT,
-                unanswered, "s" if unanswered != 1 else "")
+                "call's input repeats of it read there; %d such answer%s, repeated by no later input (a "
+                "conversation's last, or one the next call's input dropped), %s missing; trace with it unset to train "
+                "on every answer", path, len(hidden), "s'" if len(hidden) > 1 else "'s", next(iter(hidden)),
+                openinference.REDACTED, openinference.OUTPUT, unanswered,
+                *(("", "is") if unanswered == 1 else ("s", "are")))
 
 
 def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
@@ -536,7 +539,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             sure = all(placed[span_of[s[1]]] for s in own)
             groups[key] = [s for s in spans if s[2].get("gen_ai.operation.name") not in AGENT_OPERATIONS
                            or sure and span_of[s[1]] not in covered]
-    unanswered = 0  # conversations whose last answer was hidden
+    unanswered = 0  # hidden answers that no next input repeats
     for key, spans in groups.items():
         w = f"{path}: conversation {key}"
         hit = sorted(traces[key] & set(bad))
@@ -547,8 +550,6 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             yield TranscriptFormatError(w, f"{err.reason} in {err.where}: the conversation is refused whole rather "
                                            "than read without that span")
             continue
-        last = max(spans, key=lambda s: s[:2])[3]
-        unanswered += last in hidden  # its last answer, hidden, repeated by no later input: missing
         conv: list[Any] = []
         at: dict[str, int] = {}
         after: list[str | None] = []
@@ -557,6 +558,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         answered: dict[str, int] = {}  # call id -> the start of the span whose input first held its result
         inputs = Inputs(lambda m: [m], _key)  # what an input repeats of the previous one: its keys made once
         hid: int | None = None  # the start of the previous span, where its output was hidden whole
+        missing, said = 0, []  # hidden answers no next input repeated; the previous span's input as read
         try:
             for t, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
                 inp, before = inputs.messages(_messages(attrs.get(INPUT, []), where, INPUT)), len(conv)
@@ -578,7 +580,12 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                             made.append((when, str(part.get("id")), str(part.get("name")), part.get("arguments")))
                         elif part.get("type") == "tool_call_response":
                             answered.setdefault(str(part.get("id")), t)
-                hid = t if where in hidden else None
+                if hid is not None and not (len(inp) == len(said) and all(map(operator.is_, inp, said))):
+                    # the hidden answer is read where this input (not the hidden call recorded twice) adds an
+                    # assistant message; none: dropped (a window, a new history), not only a last answer is missing
+                    missing += not any(id(m) not in outs and isinstance(m, Mapping) and m.get("role") == "assistant"
+                                       for m in conv[before:])
+                hid, said = t if where in hidden else None, inp
                 for part in _messages(attrs.get(SYSTEM, []), where, SYSTEM):
                     text = part.get("content") if isinstance(part, Mapping) and part.get("type") == "text" else None
                     if isinstance(text, str) and text not in policy:
@@ -586,6 +593,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         except TranscriptFormatError as err:
             yield err
             continue
+        unanswered += missing + (hid is not None)  # the last answer hidden: repeated by no later input
         for family in UNREAD:
             if unread[(key, family)]:
                 _legacy_warning(path, key, unread[(key, family)], first_unread[(key, family)], False, family)
