@@ -571,3 +571,35 @@ def test_another_providers_user_message_between_the_frame_and_the_question_is_le
         assert framed and all(t.endswith(("Where is my container?", "And now?")) for t in framed), sent
     texts = [c.text for c in client.seen_messages[-1].contents]
     assert is_frame(texts[0]) and "MSCU1111111" in texts[0] and texts[1:] == ["And now?"], texts
+
+
+@pytest.mark.parametrize("twice", ["two source_ids", "one provider added twice"])
+def test_two_providers_of_one_memory_and_scopes_store_and_recall_once(twice, caplog):
+    """Two SAM providers of the same memory and scopes on one agent (two source_ids for two purposes, or one provider
+    added twice) each stored every message of a run (messages without ids: ScopedMemory cannot tell them from new
+    ones), and recalled the same memories in two frames. The first recalls and stores, the other is skipped with one
+    warning naming both; a provider of another memory, or of other scopes, still recalls and stores its own."""
+    memory, elsewhere = ScopedMemory(HashingEncoder(64)), ScopedMemory(HashingEncoder(64))
+    memory.add("Mia's container is MSCU1111111", user_id="mia", agent_id="desk")
+    first = SAMContextProvider(memory, agent_id="desk", user_id="mia", source_id="desk")
+    second = first if twice == "one provider added twice" else \
+        SAMContextProvider(memory, agent_id="desk", user_id="mia", source_id="audit")
+    others = [SAMContextProvider(elsewhere, agent_id="desk", user_id="mia", source_id="backup"),
+              SAMContextProvider(memory, agent_id="fleet", user_id="mia", source_id="fleet")]
+    client = LayeredClient([say("Noted."), say("Still Rotterdam.")])
+    agent = Agent(client=client, instructions="x", context_providers=[first, second, *others])
+    session = agent.create_session()
+    with caplog.at_level("WARNING", logger="sam_model.integrations.agent_framework"):
+        for asked in ("Where is my container?", "And now?"):
+            asyncio.run(agent.run(asked, session=session))
+    assert _stored(memory, "mia") == ["Mia's container is MSCU1111111", "Where is my container?", "Noted.",
+                                      "And now?", "Still Rotterdam."]
+    for scope in ({"agent_id": "fleet"}, {"agent_id": "desk"}):  # the others' own memories, each stored once
+        held = elsewhere if scope["agent_id"] == "desk" else memory
+        got = [h["memory"] for h in held.get_all(user_id="mia", limit=None, **scope)["results"]]
+        assert got == ["Where is my container?", "Noted.", "And now?", "Still Rotterdam."], (scope, got)
+    sent = client.sent[0][-1][1]
+    assert sent.count("MSCU1111111") == 1 and sent.endswith("Where is my container?"), sent  # one frame of it
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    named = "'desk'" if twice == "one provider added twice" else "'audit'"
+    assert len(skipped) == 1 and named in skipped[0] and "'desk'" in skipped[0], skipped

@@ -25,7 +25,9 @@ no one's words (recalls.is_frame), and this provider stores only the run's input
 stored once. After the run it stores the run's new messages (its input and the response's
 messages, as ``Message.to_dict()`` writes them: the ``agent-framework`` log reader reads them, the one code path)
 with ScopedMemory.add, which reads messages sent again (an after_run repeated, a whole history given again as input,
-a provider made anew after a restart over the same store) as sent already: each is stored once.
+a provider made anew after a restart over the same store) as sent already: each is stored once. Two SAM providers
+of one memory object and the same scopes on an agent (two source_ids, or one provider added twice) recall and store
+once a run: the first, the other skipped with one warning (:meth:`SAMContextProvider._taken`).
 
 Scopes: each session belongs to one user, fixed when the session is made (:meth:`SAMContextProvider.create_session`,
 which binds it for every SAM provider the agent holds, to that one user) or by :meth:`SAMContextProvider.bind`; a session's user cannot be changed, and a run on a session of no user is refused
@@ -67,6 +69,7 @@ from sam_model.memory import ScopedMemory
 
 SOURCE = "sam_memory"  # the provider's source_id: its context message's attribution, its state's key (the binding)
 USER, SEAL = "user_id", "seal"  # the keys of a session's binding in its state[source_id]
+DONE = "sam_memory.done"  # context.metadata's key: the recalls and stores done in a run, each provider's (_taken)
 SEALS = 8  # the seals a binding keeps, the one used last last: one a secret (or a provider's own key) that bound its user
 # one lock of every provider's binds: a provider's own let two providers (two agents, or a provider made each request)
 # binding one session at once both find it unbound, the user written last the session's, the other's run going on
@@ -203,6 +206,7 @@ class SAMContextProvider:
         self.memory, self.k, self.source_id = memory, check_k(k), source_id
         self.user_id, self.agent_id, self.run_id = user_id, agent_id, run_id
         self._key = secret.encode() if isinstance(secret, str) else secret or secrets.token_bytes(32)
+        self._warned = False  # whether :meth:`_taken` said this provider's recall and store are skipped
 
     def create_session(self, agent: Any, user_id: str, *, session_id: str | None = None) -> Any:
         """``agent.create_session()``, the session bound to ``user_id`` (:meth:`bind`) for this provider and every
@@ -362,9 +366,36 @@ class SAMContextProvider:
                                  "in one run: give an agent's SAM providers one user (the same user_id, or none and "
                                  "the session bound to its user)")
 
+    def _taken(self, context: Any, scopes: dict[str, str | None], store: bool) -> bool:
+        """Whether another SAM provider of this run (or this one, listed twice) recalls (``store`` False) or stores
+        for the same memory object and scopes, said once in a warning: the first provider to recall them in the run
+        recalls and stores them, marked in the run's ``context.metadata`` (the framework's dict shared by a run's
+        providers). Two such providers on one agent (two source_ids, or one provider added twice) stored each message
+        twice (each memory ranked and trained on twice) and recalled the same memories in two frames; skipped rather
+        than refused, the run goes on and nothing is lost."""
+        metadata = getattr(context, "metadata", None)
+        if not isinstance(metadata, dict):
+            return False
+        done = metadata.setdefault(DONE, {})
+        key = f"{id(self.memory)}\0{scopes['user_id']}\0{scopes['agent_id']}\0{scopes['run_id']}"
+        mine = done.setdefault(key, {"by": id(self), "source_id": self.source_id, "recall": False, "store": False})
+        step = "store" if store else "recall"
+        if mine["by"] == id(self) and not mine[step]:
+            mine[step] = True  # a provider listed twice: its second recall and its second store skipped
+            return False
+        if not self._warned:
+            self._warned = True
+            twin = "is on this agent twice" if mine["by"] == id(self) else \
+                f"has the memory and scopes of provider {mine['source_id']!r} on this agent"
+            log.warning("SAMContextProvider: provider %r %s: one recall and one store of them a run, the others skipped "
+                        "(each message is stored once); give the agent one of them", self.source_id, twin)
+        return True
+
     async def before_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
         scopes = self.scopes(session)
         self._one_user(agent, session, scopes["user_id"])
+        if self._taken(context, scopes, store=False):
+            return
         # the newest words a query holds (MAX_TEXT_CHARS): a longer input (a document pasted whole) was refused as a
         # query, and the run failed before the model was called
         hits = await asyncio.to_thread(self.recall, scopes, _words(context.input_messages)[-MAX_TEXT_CHARS:])
@@ -378,6 +409,8 @@ class SAMContextProvider:
 
     async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
         scopes = self.scopes(session)
+        if self._taken(context, scopes, store=True):
+            return
         response = context.response
         new = _storable([*context.input_messages, *(response.messages if response is not None else ())])
         if new:
