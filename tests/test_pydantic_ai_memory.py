@@ -411,15 +411,8 @@ def test_a_run_whose_store_failed_is_stored_when_the_store_comes_back():
     its add, so the failed run's messages were never stored, though the run's own failure path stores what it
     said. Marked once added: that path stores them (the add tried again), the run still failing with the store's
     error, and a store that keeps failing marks nothing."""
-    memory, failures = ScopedMemory(HashingEncoder(64)), [OSError("disk full")]
-    add = memory.add
-
-    def flaky(*args: Any, **kw: Any) -> Any:
-        if failures:
-            raise failures.pop()
-        return add(*args, **kw)
-
-    memory.add = flaky  # type: ignore[method-assign]
+    memory = ScopedMemory(HashingEncoder(64))
+    failures = _failing(memory, 1)
     agent = Agent(TestModel(call_tools=[], custom_output_text="Your parcel is in Leipzig."), deps_type=Deps,
                   capabilities=[SAMCapability(memory, agent_id="desk")])
     with pytest.raises(OSError, match="disk full"):
