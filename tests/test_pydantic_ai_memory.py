@@ -413,8 +413,7 @@ def test_a_run_whose_store_failed_is_stored_when_the_store_comes_back():
     error, and a store that keeps failing marks nothing."""
     memory = ScopedMemory(HashingEncoder(64))
     failures = _failing(memory, 1)
-    agent = Agent(TestModel(call_tools=[], custom_output_text="Your parcel is in Leipzig."), deps_type=Deps,
-                  capabilities=[SAMCapability(memory, agent_id="desk")])
+    agent = _parcel_agent(memory)
     with pytest.raises(OSError, match="disk full"):
         agent.run_sync("Where is my parcel?", deps=Deps("mia"))
     assert _stored(memory, "mia") == ["Where is my parcel?", "Your parcel is in Leipzig."]
@@ -422,6 +421,12 @@ def test_a_run_whose_store_failed_is_stored_when_the_store_comes_back():
     with pytest.raises(OSError, match="disk full"):
         agent.run_sync("And when does it arrive?", deps=Deps("mia"))
     assert len(_stored(memory, "mia")) == 2 and not failures
+
+
+def _parcel_agent(memory: ScopedMemory) -> Any:
+    """An agent of the desk whose model answers every question with where the parcel is."""
+    return Agent(TestModel(call_tools=[], custom_output_text="Your parcel is in Leipzig."), deps_type=Deps,
+                 capabilities=[SAMCapability(memory, agent_id="desk")])
 
 
 def _failing(memory: ScopedMemory, times: int) -> list[Exception]:
@@ -445,8 +450,7 @@ def test_a_run_whose_store_failed_twice_is_stored_with_the_next_run():
     the scopes, each once, in order; another user's next run adds none of them."""
     memory = ScopedMemory(HashingEncoder(64))
     failures = _failing(memory, 2)
-    agent = Agent(TestModel(call_tools=[], custom_output_text="Your parcel is in Leipzig."), deps_type=Deps,
-                  capabilities=[SAMCapability(memory, agent_id="desk")])
+    agent = _parcel_agent(memory)
     with pytest.raises(OSError, match="disk full"):
         agent.run_sync("Where is my parcel?", deps=Deps("mia"))
     assert _stored(memory, "mia") == [] and not failures
