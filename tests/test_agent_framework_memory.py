@@ -603,3 +603,21 @@ def test_two_providers_of_one_memory_and_scopes_store_and_recall_once(twice, cap
     skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
     named = "'desk'" if twice == "one provider added twice" else "'audit'"
     assert len(skipped) == 1 and named in skipped[0] and "'desk'" in skipped[0], skipped
+
+
+@pytest.mark.parametrize("scope", ["agent_id", "run_id"])
+def test_a_provider_of_the_scope_named_none_is_not_taken_for_one_of_no_such_scope(scope):
+    """A scope named "None" is a scope of its own (check_scope takes it), not the scope left out: keyed by the
+    scopes written as text, a provider of agent_id="None" was taken for one of no agent_id on the same memory and
+    user, skipped, and that run's messages were never stored under its scope nor its memories recalled."""
+    memory = ScopedMemory(HashingEncoder(64))
+    memory.add("Mia's container is MSCU1111111", user_id="mia", **{scope: "None"})
+    none = SAMContextProvider(memory, user_id="mia", source_id="none")
+    named = SAMContextProvider(memory, user_id="mia", source_id="named", **{scope: "None"})
+    client = ScriptedClient([say("Noted.")])
+    agent = Agent(client=client, instructions="x", context_providers=[none, named])
+    asyncio.run(agent.run("Where is my container?", session=agent.create_session()))
+    got = [h["memory"] for h in memory.get_all(user_id="mia", limit=None, **{scope: "None"})["results"]]
+    assert got == ["Mia's container is MSCU1111111", "Where is my container?", "Noted."], got
+    sent = "\n".join(text for _, text in client.sent[0])
+    assert sent.count("MSCU1111111") == 2, sent  # each provider's own frame: the scopes differ

@@ -377,7 +377,9 @@ class SAMContextProvider:
         if not isinstance(metadata, dict):
             return False
         done = metadata.setdefault(DONE, {})
-        key = f"{id(self.memory)}\0{scopes['user_id']}\0{scopes['agent_id']}\0{scopes['run_id']}"
+        # a tuple, not the scopes written as text: agent_id "None" (a scope check_scope takes) read as no agent_id, and
+        # a provider of one was skipped beside a provider of the other, its scope's messages never stored
+        key = (id(self.memory), scopes["user_id"], scopes["agent_id"], scopes["run_id"])
         mine = done.setdefault(key, {"by": id(self), "source_id": self.source_id, "recall": False, "store": False})
         step = "store" if store else "recall"
         if mine["by"] == id(self) and not mine[step]:
