@@ -621,3 +621,35 @@ def test_a_provider_of_the_scope_named_none_is_not_taken_for_one_of_no_such_scop
     assert got == ["Mia's container is MSCU1111111", "Where is my container?", "Noted."], got
     sent = "\n".join(text for _, text in client.sent[0])
     assert sent.count("MSCU1111111") == 2, sent  # each provider's own frame: the scopes differ
+
+
+def test_an_after_run_given_again_after_its_store_failed_stores_the_run(monkeypatch):
+    """An after_run given the same run again (the module doc's repeated hook) after its store failed (the disk full,
+    a lock held) stores the run: marked as stored before the store was tried, the second was skipped as a provider
+    listed twice, and the run's messages were lost."""
+    memory = ScopedMemory(HashingEncoder(64))
+    sam = SAMContextProvider(memory, agent_id="desk", user_id="mia")
+    seen = []
+
+    class Keep:  # keeps the run's context, as the framework hands it to after_run (its after_run runs first)
+        source_id = "keep"
+
+        async def before_run(self, **kw):
+            return None
+
+        async def after_run(self, *, context, **kw):
+            seen.append(context)
+
+    real = ScopedMemory.add
+
+    def full(self, *args, **kwargs):
+        raise OSError("No space left on device")
+
+    agent = Agent(client=ScriptedClient([say("Held in customs.")]), instructions="x", context_providers=[sam, Keep()])
+    session = agent.create_session()
+    monkeypatch.setattr(ScopedMemory, "add", full)
+    with pytest.raises(OSError, match="No space"):
+        asyncio.run(agent.run("Where is TRK1111111?", session=session))
+    monkeypatch.setattr(ScopedMemory, "add", real)
+    asyncio.run(sam.after_run(agent=agent, session=session, context=seen[0], state={}))
+    assert _stored(memory, "mia") == ["Where is TRK1111111?", "Held in customs."]

@@ -377,10 +377,8 @@ class SAMContextProvider:
         if not isinstance(metadata, dict):
             return False
         done = metadata.setdefault(DONE, {})
-        # a tuple, not the scopes written as text: agent_id "None" (a scope check_scope takes) read as no agent_id, and
-        # a provider of one was skipped beside a provider of the other, its scope's messages never stored
-        key = (id(self.memory), scopes["user_id"], scopes["agent_id"], scopes["run_id"])
-        mine = done.setdefault(key, {"by": id(self), "source_id": self.source_id, "recall": False, "store": False})
+        mine = done.setdefault(self._mark(scopes), {"by": id(self), "source_id": self.source_id, "recall": False,
+                                                    "store": False})
         step = "store" if store else "recall"
         if mine["by"] == id(self) and not mine[step]:
             mine[step] = True  # a provider listed twice: its second recall and its second store skipped
@@ -392,6 +390,19 @@ class SAMContextProvider:
             log.warning("SAMContextProvider: provider %r %s: one recall and one store of them a run, the others skipped "
                         "(each message is stored once); give the agent one of them", self.source_id, twin)
         return True
+
+    def _mark(self, scopes: dict[str, str | None]) -> tuple[int, str | None, str | None, str | None]:
+        """The key of :meth:`_taken`'s mark: a tuple, not the scopes written as text (agent_id "None", a scope
+        check_scope takes, read as no agent_id, and a provider of one was skipped beside one of the other)."""
+        return id(self.memory), scopes["user_id"], scopes["agent_id"], scopes["run_id"]
+
+    def _untaken(self, context: Any, scopes: dict[str, str | None]) -> None:
+        """This provider's store of the run marked not done: a store that failed (the disk full) is none, and the
+        after_run given the run again stores it (skipped as this provider's second store, the run was lost)."""
+        done = getattr(context, "metadata", None)
+        mine = done.get(DONE, {}).get(self._mark(scopes)) if isinstance(done, dict) else None
+        if isinstance(mine, dict) and mine.get("by") == id(self):
+            mine["store"] = False
 
     async def before_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
         scopes = self.scopes(session)
@@ -413,7 +424,11 @@ class SAMContextProvider:
         scopes = self.scopes(session)
         if self._taken(context, scopes, store=True):
             return
-        response = context.response
-        new = _storable([*context.input_messages, *(response.messages if response is not None else ())])
-        if new:
-            await asyncio.to_thread(self.memory.add, new, **scopes)
+        try:
+            response = context.response
+            new = _storable([*context.input_messages, *(response.messages if response is not None else ())])
+            if new:
+                await asyncio.to_thread(self.memory.add, new, **scopes)
+        except BaseException:
+            self._untaken(context, scopes)
+            raise
