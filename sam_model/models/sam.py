@@ -96,7 +96,7 @@ class SAMConfig:
             latest among the task's used memories (sam_model.data.reuse.use_ranks), 0 for an unused one; one more
             part after u_m (needs task_reuse); off = the vectors then are exactly those of a model without it.
         lexical_learned: training adds w·L to the scores, L the BM25 of the state text against each memory text
-            over the best allowed candidate's (sam_model.training.lexical), w = softplus of a learned scalar (from
+            over the best allowed candidate's (sam_model.training.objective.lexical_matrix), w = softplus of a learned scalar (from
             0.1), so the rest of the network learns beside the lexical evidence the store will add; served as the
             store's lexical weight (StoreConfig.lexical; sam_model.export.served_store). Off: no parameter, the
             scores exactly those of a model without it.
