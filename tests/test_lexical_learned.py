@@ -177,14 +177,11 @@ def test_the_lexical_weight_steps_at_its_own_rate_only_when_asked(tiny_bert_dir)
     """At the heads' 1e-3 Adam moves raw ~1e-3 a step, so w = softplus(raw) hardly leaves 0.1 in a fold training
     (0.100 -> 0.104 measured); ``lexical_lr`` gives raw a group of its own, every other parameter keeps the heads'
     rate, and without it the groups are those from before."""
-    def rates(module) -> dict[int, float]:
-        return {id(p): g["initial_lr"] for g in module.configure_optimizers()["optimizer"].param_groups
-                for p in g["params"]}
-
     plain, fast = _lexical_module(tiny_bert_dir), _lexical_module(tiny_bert_dir, lexical_lr=0.03)
-    assert set(rates(plain).values()) == {1e-3} and len(rates(fast)) == len(rates(plain))
-    assert rates(fast)[id(fast.net.lexical_raw)] == 0.03
-    assert {lr for i, lr in rates(fast).items() if i != id(fast.net.lexical_raw)} == {1e-3}
+    plain_rates, fast_rates = training.group_rates(plain), training.group_rates(fast)
+    assert set(plain_rates.values()) == {1e-3} and len(fast_rates) == len(plain_rates)
+    assert fast_rates[id(fast.net.lexical_raw)] == 0.03
+    assert {lr for i, lr in fast_rates.items() if i != id(fast.net.lexical_raw)} == {1e-3}
     for module, moved in ((plain, 0.01), (fast, 0.3)):  # ten steps of a loss that wants w up, however little
         opt = module.configure_optimizers()["optimizer"]
         start = module.net.lexical_raw.item()

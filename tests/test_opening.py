@@ -160,15 +160,12 @@ def test_the_opening_head_steps_at_its_own_rate_only_when_asked(tiny_bert_dir):
     """Adam moves a parameter by about its learning rate a step, whatever the gradient's size: at the heads' rate the
     weight's bias moves 1e-3 a step (0.1 in a fold training's ~100 full steps, README), with ``opening_lr`` at that
     rate. Every other parameter keeps the heads' rate, and without it the groups are those from before."""
-    def rates(module) -> dict[int, float]:
-        return {id(p): g["initial_lr"] for g in module.configure_optimizers()["optimizer"].param_groups
-                for p in g["params"]}
-
     plain, fast = _module(tiny_bert_dir), _module(tiny_bert_dir, opening_lr=0.01)
     own = {id(p) for p in fast.net.opening.parameters()}
-    assert set(rates(plain).values()) == {1e-3} and len(rates(fast)) == len(rates(plain))
-    assert {lr for i, lr in rates(fast).items() if i in own} == {0.01}
-    assert {lr for i, lr in rates(fast).items() if i not in own} == {1e-3}
+    plain_rates, fast_rates = training.group_rates(plain), training.group_rates(fast)
+    assert set(plain_rates.values()) == {1e-3} and len(fast_rates) == len(plain_rates)
+    assert {lr for i, lr in fast_rates.items() if i in own} == {0.01}
+    assert {lr for i, lr in fast_rates.items() if i not in own} == {1e-3}
     for module, moved in ((plain, 0.01), (fast, 0.1)):  # ten steps of a loss that wants w up, however little
         opt = module.configure_optimizers()["optimizer"]
         for _ in range(10):

@@ -36,3 +36,8 @@ def train_part(net: SAMNet, params: Iterable[torch.nn.Parameter], batch: Mapping
         loss.backward()
         opt.step()
     return first, last
+
+
+def group_rates(module: Any) -> dict[int, float]:
+    """Each trained parameter's learning rate (by id) in ``module``'s optimiser: which group a parameter lands in."""
+    return {id(p): g["initial_lr"] for g in module.configure_optimizers()["optimizer"].param_groups for p in g["params"]}
