@@ -409,3 +409,26 @@ def test_create_session_refuses_a_user_another_sam_provider_of_the_agent_is_fixe
     assert "\n" not in str(refused.value)
     session = per_session.create_session(agent, "ben")
     assert _user(per_session, session) == _user(bens, session) == "ben"
+
+
+def test_a_refusal_of_a_long_session_id_or_source_id_is_one_short_line():
+    """A session id is the client's (a request's) and a source_id the app's: each refusal shows them cut, as bind's
+    refusal does (limits.shown), not a megabyte-long line in the logs and the client's answer."""
+    memory = ScopedMemory(HashingEncoder(16))
+    long_id, long_source = "s" * 100_000, "p" * 100_000
+    provider = SAMContextProvider(memory, agent_id="desk")
+    session = Agent(client=ScriptedClient([]), instructions="x",
+                    context_providers=[provider]).create_session(session_id=long_id)
+    with pytest.raises(ValueError, match="has no user") as refused:
+        provider.scopes(session)
+    wrong = SAMContextProvider(memory, agent_id="desk", source_id=long_source)
+    session.state[long_source] = "not a dict"
+    with pytest.raises(ValueError, match="not this provider's") as slot:
+        wrong.bind(session, "mia")
+    mia, ben = SAMContextProvider(memory, user_id="mia", source_id=long_source), SAMContextProvider(memory, user_id="ben")
+    two = Agent(client=ScriptedClient([]), instructions="x", context_providers=[mia, ben])
+    with pytest.raises(ValueError, match="would put two users' memories") as users:
+        mia._one_user(two, None, "mia")
+    for err in (refused, slot, users):
+        text = str(err.value)
+        assert len(text) < 1000 and "\n" not in text and "..." in text, text[:200]

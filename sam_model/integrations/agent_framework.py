@@ -322,7 +322,7 @@ class SAMContextProvider:
         """The session's state of this provider (where its binding is kept), made where it has none."""
         slot = session.state.setdefault(self.source_id, {})
         if not isinstance(slot, dict):
-            raise ValueError(f"SAMContextProvider: session {session.session_id!r}'s state[{self.source_id!r}] is "
+            raise ValueError(f"SAMContextProvider: session {shown(session.session_id)}'s state[{shown(self.source_id)}] is "
                              f"{type(slot).__name__}, not this provider's: give the provider another source_id")
         return slot
 
@@ -340,7 +340,7 @@ class SAMContextProvider:
                                  f"{shown(user)} under {shown(self.source_id)} and to user {shown(other)} under "
                                  "another source_id: a session's user is fixed: make a new session for each user")
         if user is None:
-            raise ValueError(f"SAMContextProvider: session {getattr(session, 'session_id', None)!r} has no user: "
+            raise ValueError(f"SAMContextProvider: session {shown(getattr(session, 'session_id', None))} has no user: "
                              "make it with provider.create_session(agent, user_id=...) (or provider.bind(session, "
                              "user_id=...) after restoring it, or give the provider the secret it was bound under), "
                              "or make the provider with user_id=...")
@@ -361,8 +361,8 @@ class SAMContextProvider:
                 continue
             theirs = other.user_id if other.user_id is not None or session is None else other.bound_user(session)
             if theirs is not None and theirs != user:
-                raise ValueError(f"SAMContextProvider: providers {self.source_id!r} (user {user!r}) and "
-                                 f"{other.source_id!r} (user {theirs!r}) on one agent would put two users' memories "
+                raise ValueError(f"SAMContextProvider: providers {shown(self.source_id)} (user {shown(user)}) and "
+                                 f"{shown(other.source_id)} (user {shown(theirs)}) on one agent would put two users' memories "
                                  "in one run: give an agent's SAM providers one user (the same user_id, or none and "
                                  "the session bound to its user)")
 
