@@ -256,6 +256,9 @@ def test_a_run_of_no_user_or_of_another_user_is_refused_before_the_model_is_call
         _agent(script, SAMCapability(memory, agent_id="desk")).run_sync("hi")
     with pytest.raises(ValueError, match="this capability is user 'mia''s"):
         _agent(script, SAMCapability(memory, agent_id="desk", user_id="mia")).run_sync("hi", deps=Deps("ben"))
+    with pytest.raises(ValueError, match="this capability is user 'mia''s") as long:  # a client's deps: cut
+        _agent(script, SAMCapability(memory, agent_id="desk", user_id="mia")).run_sync("hi", deps=Deps("b" * 100_000))
+    assert len(str(long.value)) < 1000 and "..." in str(long.value)
     with pytest.raises(ValueError, match="user_id"):
         _agent(script, SAMCapability(memory, agent_id="desk")).run_sync("hi", deps=Deps("mia/desk"))
     assert script.seen == [] and memory.get_all(all_scopes=True, limit=None)["results"] == []

@@ -56,7 +56,7 @@ except ImportError as exc:  # an optional integration: said in one line, not a t
 from sam_model.data.formats.recalls import TAG
 from sam_model.integrations.fitting import fitted_text
 from sam_model.integrations.scopes import HEAD, NOTE, fixed_scopes, listed, user_filter
-from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope
+from sam_model.limits import MAX_TEXT_CHARS, check_k, check_scope, shown
 from sam_model.memory import ScopedMemory
 
 __all__ = ["HEAD", "MemoriesPart", "SAMCapability"]
@@ -174,8 +174,8 @@ class SAMCapability(AbstractCapability[Any]):
         capability's own), the capability's agent and run."""
         user = deps_user(deps)
         if self.user_id is not None and user is not None and user != self.user_id:
-            raise ValueError(f"SAMCapability: the run's deps name user {user!r}, but this capability is user "
-                             f"{self.user_id!r}'s: give each user's runs their own deps, or make the capability "
+            raise ValueError(f"SAMCapability: the run's deps name user {shown(user)}, but this capability is user "
+                             f"{shown(self.user_id)}'s: give each user's runs their own deps, or make the capability "
                              "without user_id")
         user = self.user_id if self.user_id is not None else user
         if user is None:
