@@ -498,3 +498,20 @@ def test_a_saved_namespace_a_put_no_longer_takes_is_read_by_its_own_name(tmp_pat
     back.delete(ns, "home")
     with pytest.raises(ValueError):  # it holds none now
         back.get(ns, "home")
+
+
+def test_a_read_of_a_printable_namespace_does_not_scan_the_store(monkeypatch):
+    """Whether a namespace holds items (what lets a read name a label no put takes) is asked only of a label that
+    has a flaw, as check_scope asks it: asked first, every get and search scanned every namespace stored."""
+    s = SAMStore(HashingEncoder(64))
+    for i in range(3):
+        s.put(("u", f"user{i}"), "home", {"content": f"user{i} lives in Lisbon"})
+    asked = []
+    monkeypatch.setattr(s, "_holds", lambda prefix: asked.append(prefix) or False)
+    assert s.get(("u", "user1"), "home").value == {"content": "user1 lives in Lisbon"}
+    assert [i.key for i in s.search(("u", "user2"), query="Lisbon")] == ["home"]
+    assert [i.key for i in s.search(("u", "user0"), query="", state={"phase": "x"})] == ["home"]
+    assert asked == []
+    with pytest.raises(ValueError, match="label 1"):
+        s.get(("u", "an\nna"), "home")
+    assert asked == [("u", "an\nna")]

@@ -464,10 +464,13 @@ def _check_labels(op: Op, held: Callable[[tuple[str, ...]], bool] = lambda ns: F
     if isinstance(op, PutOp) and op.value is None:
         return
     ns = op.namespace_prefix if isinstance(op, SearchOp) else getattr(op, "namespace", ())
-    if isinstance(op, GetOp | SearchOp) and held(tuple(ns)):
-        return
     for i, label in enumerate(ns):
-        check_scope_characters(label, f"namespace {tuple(ns)!r}, label {i}")
+        try:
+            check_scope_characters(label, f"namespace {tuple(ns)!r}, label {i}")
+        except ValueError:  # only then is ``held`` asked (as check_scope asks it): it scans every namespace stored
+            if isinstance(op, GetOp | SearchOp) and held(tuple(ns)):
+                return
+            raise
 
 
 def _namespace(ns: Any, where: str) -> tuple[str, ...]:
