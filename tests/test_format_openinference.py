@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_formats import openai_messages
 
-from sam_model.data.formats import openinference, otel
+from sam_model.data.formats import base, otel
 from sam_model.data.formats.base import TranscriptFormatError
 from sam_model.data.transcripts import ImportReport, iter_transcript_events
 
@@ -215,7 +215,7 @@ def test_cut_arguments_and_cut_messages_name_one_cause():
     try:
         json.loads(cut)
     except json.JSONDecodeError as exc:
-        genai = openinference.cut_hint(exc, cut, "a call's arguments")
+        genai = base.cut_hint(exc, cut, "a call's arguments")
     assert genai.replace(f"after {len(cut)} ", "after 18 ") in err
     assert "a collector processor that truncates attributes" in err
 

@@ -12,7 +12,7 @@ import sys
 
 from test_walkthrough_otel import CONV, TURN1, TURN2, attr, otlp, plain, read, text, turn
 
-from sam_model.data.formats import openinference, otel
+from sam_model.data.formats import base, otel
 
 HELLO = [text("user", "Is this message safe to answer? Can I get a Visio licence?"), text("assistant", "SAFE")]
 SUB = [text("user", "Which pool holds Visio licences for HR?"), text("assistant", "POOL-EU-VISIO-2")]
@@ -121,8 +121,8 @@ def test_a_history_cut_inside_a_message_text_is_named_so():
     assert isinstance(err, otel.TranscriptFormatError)
     assert "stops mid-JSON after 4096 characters" in str(err) and "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT" in str(err)
     for cut in ('[{"role": "user", "parts": [{"type": "text", "content": "a\\u00', '[{"role": "user", "x": tr'):
-        assert openinference.cut_hint(_error(cut), cut, "messages"), cut
-    assert not openinference.cut_hint(_error('[{"role": x}]'), '[{"role": x}]', "messages")  # a fault inside: no such guess
+        assert base.cut_hint(_error(cut), cut, "messages"), cut
+    assert not base.cut_hint(_error('[{"role": x}]'), '[{"role": x}]', "messages")  # a fault inside: no such guess
 
 
 def _error(raw: str) -> json.JSONDecodeError:

@@ -53,6 +53,20 @@ def stops_mid_json(exc: json.JSONDecodeError, raw: str) -> bool:
             or (exc.msg == "Expecting value" and any(w.startswith(tail) for w in ("true", "false", "null"))))
 
 
+def cut_hint(exc: ValueError, raw: str, what: str) -> str:
+    """Why an attribute that is no JSON ends there: cut at an attribute length limit (the SDK's
+    ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` / ``SpanLimits``, a collector's truncate), which a long conversation's
+    history reaches first; "is not JSON (Expecting ...: char 4096)" named no cause. Empty where the fault is inside.
+    One text for both span families' readers (the otel reader's messages, OpenInference's values and a tool call's
+    arguments), kept beside :func:`stops_mid_json` so the GenAI reader need not reach into OpenInference's module
+    for it; ``what``: the attributes whose limit to raise."""
+    if not (isinstance(exc, json.JSONDecodeError) and stops_mid_json(exc, raw)):
+        return ""
+    return (f"; it stops mid-JSON after {len(raw)} characters: cut by an attribute length limit (the SDK's "
+            "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or SpanLimits, or a collector processor that truncates attributes)? "
+            f"raise or lift the limit for {what}")
+
+
 def strict_loads(text: str, unique: bool = True) -> Any:
     """JSON as every other reader reads it: no bare NaN/Infinity, no number that overflows to infinity (Python's
     json takes both, and a log written from them is one no JSON reader, ours included, reads back), and with

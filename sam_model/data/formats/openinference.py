@@ -36,7 +36,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from sam_model.data.formats.base import stops_mid_json, strict_loads
+from sam_model.data.formats.base import cut_hint, strict_loads
 from sam_model.data.formats.history import Call, ran
 from sam_model.io import json_type
 
@@ -121,19 +121,6 @@ def failed_runs(runs: Iterable[Run], made: Sequence[Call], answered: Mapping[str
                     len(unsure), "s" if len(unsure) > 1 else "", "" if len(unsure) > 1 else "s", *unsure[0],
                     "their" if len(unsure) > 1 else "its")
     return failed
-
-
-def cut_hint(exc: ValueError, raw: str, what: str) -> str:
-    """Why an attribute that is no JSON ends there: cut at an attribute length limit (the SDK's
-    ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` / ``SpanLimits``, a collector's truncate), which a long conversation's
-    history reaches first; "is not JSON (Expecting ...: char 4096)" named no cause. Empty where the fault is inside.
-    One text for both span families' readers (the otel reader's messages, a tool call's arguments here); ``what``:
-    the attributes whose limit to raise."""
-    if not (isinstance(exc, json.JSONDecodeError) and stops_mid_json(exc, raw)):
-        return ""
-    return (f"; it stops mid-JSON after {len(raw)} characters: cut by an attribute length limit (the SDK's "
-            "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or SpanLimits, or a collector processor that truncates attributes)? "
-            f"raise or lift the limit for {what}")
 
 
 def messages(attrs: Mapping[str, Any], dropped: Any, roles: Collection[str]) -> dict[str, list[dict[str, Any]]]:

@@ -43,6 +43,7 @@ from sam_model.data.formats.base import (
     Chat,
     Conversation,
     TranscriptFormatError,
+    cut_hint,
     each,
     read_blocks,
     result_text,
@@ -160,7 +161,7 @@ def _messages(raw: Any, where: str, key: str) -> list[Any]:
             raw = strict_loads(raw, unique=False)  # model output, as files.parse reads it
         except ValueError as exc:
             raise TranscriptFormatError(where, f"{key} is not JSON ({exc})"
-                                        f"{openinference.cut_hint(exc, raw, 'the gen_ai message attributes')}") from None
+                                        f"{cut_hint(exc, raw, 'the gen_ai message attributes')}") from None
         except RecursionError:
             raise TranscriptFormatError(where, f"{key} is nested too deeply") from None
     if not isinstance(raw, list):
