@@ -562,6 +562,8 @@ def training_info(state: dict, path: Path) -> dict:
         info["opening_lr"] = hp["opening_lr"]
     if hp.get("lexical_lr"):  # the learned lexical weight's own rate: likewise only where one was set
         info["lexical_lr"] = hp["lexical_lr"]
+    if hp.get("used_apart"):  # trained on the served ranking: likewise only where set
+        info["used_apart"] = True
     if info.get("distill_from"):  # the teacher's pull: only meaningful with a teacher
         info.update({k: hp[k] for k in ("distill_weight", "distill_temperature") if k in hp})
     if hp.get("training_data"):

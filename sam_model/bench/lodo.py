@@ -76,7 +76,8 @@ class Variant:
 
 VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix, brief: each one to plots;
     # opening: one to brief; opening-lr, reuse: each one to opening; reuse-recent, turns: each one to reuse;
-    # lexlearn: one to turns; lexfast: one to lexlearn, compared with turns
+    # lexlearn, apart: each one to turns (apart: the loss of the served ranking); lexfast: one to lexlearn, compared
+    # with turns
     "base": Variant("tools.yaml recipe"),
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
@@ -123,6 +124,11 @@ VARIANTS = {  # cumulative up to plots, each one change to the one before; known
                        ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
                         "configs/task_reuse.yaml", "configs/lexical_learned.yaml", "configs/lexical_lr.yaml"), True,
                        plots="free", brief=0.5, turn=0.5, on="turns"),
+    "apart": Variant("+ the loss of the served ranking (used memories ranked apart from the rest, as the store's used "
+                     "ordering serves them)",
+                     ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
+                      "configs/task_reuse.yaml", "configs/used_apart.yaml"), True, plots="free", brief=0.5, turn=0.5,
+                     on="turns"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25", same_training_as="plots",
                       sgd_mix=0.25),  # a second pass on the plots variant's checkpoint (sgd_mixed)
 }

@@ -270,6 +270,23 @@ def reuse_matrix(q_episode: torch.Tensor, q_used: torch.Tensor, mem_episode: tor
     return same & (mem_step[None, :, None] == q_used[:, None, :]).any(-1)
 
 
+def used_apart(allowed: torch.Tensor, positive: torch.Tensor,
+               used: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(allowed, positive) of the ranking the store serves with its used ordering (``used``: U of
+    :func:`reuse_matrix`, as the reuse marks see it). The served ranking (sam_model.data.reuse.used_first) puts the
+    memories an earlier call of the task used above every other and leaves the model to order within each group,
+    so a loss over every candidate spends its gradient on separating used from unused memories, which the ordering
+    does anyway. Per query q, with P = positive[q] and A = allowed[q]:
+
+        P ∩ U ≠ ∅:  A' = A ∩ U,  P' = P ∩ U   (the served first hit is a used memory: rank among the used ones)
+        P ∩ U = ∅:  A' = A ∩ ¬U,  P' = P       (the used ones sit above anyway: rank the label among the rest)
+
+    In the second case the in-batch negatives of other episodes stay (U never marks them). A query with no
+    positive gets a loss of 0 either way."""
+    hit = (positive & used).any(dim=1, keepdim=True)
+    return torch.where(hit, allowed & used, allowed & ~used), torch.where(hit, positive & used, positive)
+
+
 def recency_matrix(q_episode: torch.Tensor, q_used: torch.Tensor, q_recent: torch.Tensor,
                    mem_episode: torch.Tensor, mem_step: torch.Tensor) -> torch.Tensor:
     """R (queries x memories, float): r_m(t) = 1/k of each memory :func:`reuse_matrix` marks used (``q_recent``,

@@ -23,8 +23,8 @@ from sam_model.models.losses import MAX_SCALE, POSITIVES, MultiPositiveInfoNCE, 
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.progress import say
 from sam_model.storeconfig import StoreConfig
-from sam_model.training.batching import candidate_masks, encode_batch, validation_query_ids
-from sam_model.training.objective import add_lexical, add_uses, batch_loss
+from sam_model.training.batching import candidate_masks, encode_batch, used_apart, validation_query_ids
+from sam_model.training.objective import add_lexical, add_uses, batch_loss, seen_uses, served_first
 
 
 def matrix_weights(model: nn.Module) -> set[int]:
@@ -102,6 +102,13 @@ class SAMLightningModule(pl.LightningModule):
             ~0.13 in a fold training's ~130 steps, and dw/draw = sigmoid(raw) ≈ 0.095 at w = 0.1, so w can only
             reach ~0.11 (measured: 0.100 -> 0.104, docs/benchmarks/leave-one-domain-out.md); the store's weights
             span 0-0.5 (raw -4.6 to -0.4 from -2.25), which 3e-2 lets it cross. Needs ``net.lexical_learned``.
+        used_apart: train and validate on the ranking the store serves with its used ordering (the memories an
+            earlier call of the task used first, then the rest, each group in the model's order): a query whose
+            positives include a used memory is ranked among the used memories alone, any other query among the
+            memories no call used (sam_model.training.batching.used_apart), so no gradient is spent separating used
+            from unused memories, which the ordering does anyway; validation ranks used memories above every other
+            (sam_model.training.objective.served_first), so val/mrr and val/loss measure what is served and the
+            checkpoint is picked by it. Off (the default): the loss over every candidate, as before.
         net_fields: the ``model.net`` fields a config file or the command line set (sam-train fills it; not an
             option to give): with ``init_from`` those are the run's, every other field the pretrained model's.
         resumed: a resume (sam-train sets it with ``--ckpt_path``; not an option to give): ``net`` is then the
@@ -118,7 +125,7 @@ class SAMLightningModule(pl.LightningModule):
                  store: StoreConfig | None = None, init_from: str = "", phase_dropout: float = 0.0,
                  distill_from: str = "", distill_weight: float = 1.0, distill_temperature: float = 0.05,
                  known_dropout: float = 0.0, net_fields: list[str] | None = None, resumed: bool = False,
-                 opening_lr: float = 0.0, lexical_lr: float = 0.0):
+                 opening_lr: float = 0.0, lexical_lr: float = 0.0, used_apart: bool = False):
         super().__init__()
         for key, share in (("task_dropout", task_dropout), ("phase_dropout", phase_dropout),
                            ("known_dropout", known_dropout)):
@@ -185,7 +192,8 @@ class SAMLightningModule(pl.LightningModule):
                                    "phase_dropout": phase_dropout, "known_dropout": known_dropout,
                                    "distill_from": distill_from,
                                    "distill_weight": distill_weight, "distill_temperature": distill_temperature,
-                                   "opening_lr": opening_lr, "lexical_lr": lexical_lr, "training_data": (vocab or {}).get("data") or training_data})
+                                   "opening_lr": opening_lr, "lexical_lr": lexical_lr, "used_apart": used_apart,
+                                   "training_data": (vocab or {}).get("data") or training_data})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
         if distill_from and distill_weight < 0:
             raise ValueError(f"model.distill_weight must be >= 0 (0: the teacher is loaded but not used), "
@@ -196,6 +204,7 @@ class SAMLightningModule(pl.LightningModule):
         self.text_cache_dir = text_cache_dir
         self._seed: int | None = None  # base of the per-epoch seeds (on_train_epoch_start)
         self.task_dropout, self.phase_dropout, self.known_dropout = task_dropout, phase_dropout, known_dropout
+        self.used_apart = used_apart
         self.val_metrics = MetricCollection({
             "mrr": RetrievalMRR(), "recall@1": RetrievalRecall(top_k=1), "recall@5": RetrievalRecall(top_k=5),
             "ndcg@10": RetrievalNormalizedDCG(top_k=10)}, prefix="val/")
@@ -207,7 +216,7 @@ class SAMLightningModule(pl.LightningModule):
             self.teacher.to(self.device)
         loss = batch_loss(self.net, self.loss_fn, batch, self.hparams.in_batch_negatives, self.trainer.world_size,
                           self.task_dropout, self.phase_dropout, self.teacher, self.distill,
-                          self.hparams.distill_weight, self.known_dropout)
+                          self.hparams.distill_weight, self.known_dropout, self.used_apart)
         n = max(len(batch["q_step"]), 1)
         # synced: under DDP each process's loss is its share times the world size (batch_loss), the mean over
         # processes the global batch's mean; unsynced, rank 0 logged its own share scaled up
@@ -245,13 +254,20 @@ class SAMLightningModule(pl.LightningModule):
                                             batch["mem_episode"], batch["mem_step"], in_batch_negatives=False,
                                             mem_label=batch.get("mem_label"))
         scores = q @ m.T
-        scores = add_uses(self.net, scores, q, batch, batch["mem_episode"], batch["mem_step"])  # as in training
-        scores = add_lexical(self.net, scores, batch, allowed, gathered=False)  # no memory is gathered here
+        net, apart = self.net, self.used_apart
+        if net.reuse is not None or apart:  # as in training
+            used, recent = seen_uses(batch, batch["mem_episode"], batch["mem_step"],
+                                     recency=net.reuse is not None and net.reuse.recency is not None)
+            scores = add_uses(net, scores, q, used, recent)
+        scores = add_lexical(net, scores, batch, allowed, gathered=False)  # no memory is gathered here
+        loss_allowed, loss_positive = used_apart(allowed, positive, used) if apart else (allowed, positive)
+        loss = self.loss_fn(scores, loss_allowed, loss_positive).mean()
+        if apart:  # the metrics rank every candidate as served; the split loss is the same with or without it
+            scores = served_first(scores, allowed, used)
         rank, world = (self.trainer.global_rank, self.trainer.world_size) if self._trainer is not None else (0, 1)
         qid = validation_query_ids(len(q), batch_idx, rank, world).to(q.device)[:, None].expand_as(scores)
         self.val_metrics.update(scores[allowed], positive[allowed], indexes=qid[allowed])
-        self.log("val/loss", self.loss_fn(scores, allowed, positive).mean(), batch_size=max(len(q), 1),
-                 sync_dist=True)
+        self.log("val/loss", loss, batch_size=max(len(q), 1), sync_dist=True)
 
     def on_validation_epoch_end(self) -> None:
         self.log_dict(self.val_metrics.compute(), prog_bar=True, sync_dist=True)

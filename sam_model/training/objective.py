@@ -18,24 +18,49 @@ from sam_model.training.batching import (
     hidden_starts,
     recency_matrix,
     reuse_matrix,
+    used_apart,
     uses_seen,
 )
 
 
-def add_uses(net: SAMNet, scores: torch.Tensor, q: torch.Tensor, batch: dict, mem_ep: torch.Tensor,
-             mem_step: torch.Tensor, hidden: list[bool] | None = None) -> torch.Tensor:
-    """``scores`` with u_m(t) (which memories earlier calls of each query's task used) and, for a model with
-    ``task_recency``, r_m(t) (how recently), as a search told the uses scores them (sam_model.models.reuse);
-    ``scores`` itself for a model without reuse. Training and validation alike. ``hidden``: the queries whose
-    task start is hidden, told the uses of their whole episode (sam_model.training.batching.uses_seen)."""
+def seen_uses(batch: dict, mem_ep: torch.Tensor, mem_step: torch.Tensor, hidden: list[bool] | None = None,
+              recency: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(U, R) of a batch as each query's search is told the uses: U (queries x memories, bool) which memories
+    earlier calls of the query's task used (sam_model.training.batching.reuse_matrix), R how recently (recency_matrix;
+    None unless ``recency``). ``hidden``: the queries whose task start is hidden, told the uses of their whole
+    episode (sam_model.training.batching.uses_seen). One computation for the reuse marks and ``used_apart``."""
+    q_used, q_recent = uses_seen(batch, hidden)
+    q_ep, q_used = batch["q_episode"].to(mem_ep.device), q_used.to(mem_ep.device)
+    used = reuse_matrix(q_ep, q_used, mem_ep, mem_step)
+    if not recency:
+        return used, None
+    return used, recency_matrix(q_ep, q_used, q_recent.to(mem_ep.device), mem_ep, mem_step)
+
+
+def add_uses(net: SAMNet, scores: torch.Tensor, q: torch.Tensor, used: torch.Tensor,
+             recent: torch.Tensor | None = None) -> torch.Tensor:
+    """``scores`` with u_m(t) (``used``, :func:`seen_uses`) and, for a model with ``task_recency``, r_m(t)
+    (``recent``), as a search told the uses scores them (sam_model.models.reuse); ``scores`` itself for a model
+    without reuse. Training and validation alike."""
     if net.reuse is None:
         return scores
-    q_used, q_recent = uses_seen(batch, hidden)
-    q_ep, q_used = batch["q_episode"].to(scores.device), q_used.to(scores.device)
-    used = reuse_matrix(q_ep, q_used, mem_ep, mem_step)
     if net.reuse.recency is None:
         return with_uses(scores, q, used)
-    return with_uses(scores, q, used, recency_matrix(q_ep, q_used, q_recent.to(scores.device), mem_ep, mem_step))
+    return with_uses(scores, q, used, recent)
+
+
+def served_first(scores: torch.Tensor, allowed: torch.Tensor, used: torch.Tensor) -> torch.Tensor:
+    """``scores`` ranked as the store's used ordering serves them: every used memory (``used``) above every other
+    allowed one, the model's order within each group. Exact: the shift C is one more than the largest score span
+    over the allowed candidates, so for a used u and an unused v of a query s(u) + C > s(v) + (s(u) - s(v)) + 1 ≥
+    s(v), while the scores within a group all move by the same C (or none), keeping their order. No gradient
+    passes through C. The order among used memories is the model's (the store's ``+used-latest`` orders them by
+    latest use first, ties by the model)."""
+    if not allowed.any():
+        return scores
+    live = scores.detach()[allowed]
+    shift = (live.max() - live.min()) + 1.0
+    return scores + shift * used.to(scores.dtype)
 
 
 def mine(n_local: int, device: torch.device) -> torch.Tensor | None:
@@ -91,7 +116,7 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
                in_batch_negatives: bool = True, world_size: int = 1, task_dropout: float = 0.0,
                phase_dropout: float = 0.0, teacher: SAMNet | None = None,
                distill: ScoreDistillation | None = None, distill_weight: float = 0.0,
-               known_dropout: float = 0.0) -> torch.Tensor:
+               known_dropout: float = 0.0, apart: bool = False) -> torch.Tensor:
     """Mean loss over the *global* batch of decision points.
 
     Memories are gathered from every process with gradient; each process divides its
@@ -101,6 +126,9 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
     With a ``teacher`` (a frozen trained network) each query's loss adds ``distill_weight`` times the KL divergence
     from the teacher's distribution over the same candidates to the student's (``distill``). The teacher reads the
     batch as it was logged: no task, phase or known-value dropout, its own text clipping.
+
+    ``apart`` (``model.used_apart``): the loss of the ranking the store serves with its used ordering
+    (sam_model.training.batching.used_apart, on the same U the reuse marks see); off, the loss over every candidate.
     """
     hidden = hidden_starts(len(batch["q_task_start"]), task_dropout)  # encode_batch's draw, for the uses too
     q, m = encode_batch(net, batch, phase_dropout=phase_dropout, known_dropout=known_dropout, hidden=hidden)
@@ -115,8 +143,12 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
                                         batch["q_labels"].to(m.device), mem_ep, mem_step, in_batch_negatives, label,
                                         key)
     scores = q @ m_all.T
-    scores = add_uses(net, scores, q, batch, mem_ep, mem_step, hidden)
+    if net.reuse is not None or apart:
+        used, recent = seen_uses(batch, mem_ep, mem_step, hidden, net.reuse is not None and net.reuse.recency is not None)
+        scores = add_uses(net, scores, q, used, recent)
     scores = add_lexical(net, scores, batch, allowed)
+    if apart:  # after the lexical term, which stays normalised over every candidate as without the flag
+        allowed, positive = used_apart(allowed, positive, used)
     losses = loss_fn(scores, allowed, positive)
     if teacher is not None and distill is not None and distill_weight:
         with torch.no_grad():
