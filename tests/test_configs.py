@@ -65,6 +65,8 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              ("model", "opening_lr"): 0.0,
              # ... and the learned lexical weight's own learning rate (variant lexfast; 0: the heads' lr)
              ("model", "lexical_lr"): 0.0,
+             # ... and the loss of the served ranking (variant apart; off: the loss over every candidate)
+             ("model", "used_apart"): False,
              # filled by sam-train before the model is made (which model.net fields the run set, whether it resumes),
              # never by a config
              ("model", "net_fields"): None, ("model", "resumed"): False,
