@@ -684,3 +684,62 @@ def test_an_output_hidden_whole_that_the_next_input_dropped_is_counted_missing(c
         assert len(said) == 1 and f"spans.json: {n} LLM span" in said[0], said
         assert "; 1 such answer, repeated by no later input (a conversation's last, or one the next call's input " \
             "dropped), is missing;" in said[0]
+
+
+def _beside(doc: dict, messages: list[dict], start: int, hide: bool = False) -> dict:
+    """``doc`` with another agent's one model call (its own trace and history, the same session.id) at ``start``,
+    its last message the answer; ``hide``: that output hidden whole too."""
+    (span,) = [s for s in _spans(openinference_spans(messages)) if s["name"] == "ChatCompletion"]
+    span.update(traceId="b" * 32, spanId="b" * 16, startTimeUnixNano=str(start), endTimeUnixNano=str(start + 2))
+    doc = copy.deepcopy(doc)
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"].append(
+        _without({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}, "llm.output_messages.",
+                 output_value="__REDACTED__")["resourceSpans"][0]["scopeSpans"][0]["spans"][0] if hide else span)
+    return doc
+
+
+OTHER = [{"role": "system", "content": "You book flights."}, {"role": "user", "content": "Book me SK123."},
+         {"role": "assistant", "content": "Booked SK123."}]
+
+
+@pytest.mark.parametrize("hide_other, missing", [(False, 1), (True, 2)])
+@pytest.mark.parametrize("shared", [False, True])
+def test_hidden_answers_are_looked_for_in_their_own_historys_later_inputs(hide_other, missing, shared, caplog):
+    """Another agent's call under the same session.id ran between a call whose output was hidden and the next call
+    of its history: it was taken for the call that repeats the hidden answer, so the answer was counted missing that
+    the agent's own next call repeats, and the cancel call read there was dated by that next call, after the failed
+    cancel run (a TOOL span naming no call), whose result was then not flagged. Each answer is looked for in the
+    later inputs of its own history (the join's): one missing, the agent's last (and the other agent's, hidden too);
+    the failure flagged as with the outputs recorded. ``shared``: both agents' histories start with one system
+    prompt, where the join anchors the other agent's call."""
+    doc = _without(langchain_spans(openai_messages(), {"c2"}), "llm.output_messages.", output_value="__REDACTED__")
+    times = sorted(int(s["startTimeUnixNano"]) for s in _spans(doc) if s["name"] == "ChatCompletion")
+    at = times[2] + 3  # after the call that made cancel, before its failed run
+    assert any(s["name"] == "cancel" and int(s["startTimeUnixNano"]) > at for s in _spans(doc))
+    other = [openai_messages()[0], *OTHER[1:]] if shared else OTHER
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(_beside(doc, other, at, hide_other))
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and f"spans.json: {4 + hide_other} LLM spans'" in said[0], said
+    assert f"; {missing} such answer{'s' if missing > 1 else ''}, repeated by no later input" in said[0], said
+    assert conv.failed_calls == frozenset({"c2"})
+    assert not [r for r in caplog.records if "no tool call id" in r.getMessage()]
+
+
+def test_hidden_answers_a_window_keeps_without_what_they_answered_are_read(caplog):
+    """Guard: each call sends the system prompt and the latest two messages alone, so the next input repeats the
+    hidden answer but not the words it answered, and is anchored at the system prompt: the answer is read there,
+    in that history, and only the last is missing, as with the outputs recorded bar the last."""
+    doc, messages = openinference_spans(openai_messages()), openai_messages()
+    for s in _spans(doc):
+        if s["name"] == "ChatCompletion":
+            n = sum(a["key"].endswith(".message.role") and a["key"].startswith("llm.input_messages.")
+                    for a in s["attributes"])
+            s["attributes"] = [a for a in s["attributes"] if not a["key"].startswith("llm.input_messages.")]
+            s["attributes"] += flattened("llm.input_messages", [messages[0], *messages[1:n][-2:]])
+    (whole,) = read(doc)
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(_without(doc, "llm.output_messages.", output_value="__REDACTED__"))
+    assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said

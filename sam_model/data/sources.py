@@ -862,7 +862,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # input, are dated by the span that made them, not by that next call: a failed tool span naming no call (LangChain's
 # TOOL spans) that ran between the two paired with no call, its call's result not flagged as failed. Every other span,
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 254
+# 255: the answer of an OpenInference LLM span whose output was hidden whole (253) is looked for in the later inputs
+# of its own history (the join's: the call whose input is anchored where the span's input ends), not in the next
+# call's in time, which may be another agent's under the same session.id: its answer was counted missing though its
+# agent's next call repeats it, and the calls it made were dated by the other agent's call (254), a failed tool span
+# naming no call flagging nothing. Every other span, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 255
 
 
 @dataclass(frozen=True)

@@ -21,23 +21,12 @@ Call = tuple[Any, str, str, Any]  # a tool call as made: (when, its id, the tool
 _TEXT = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=str).encode  # a raw message's exact text
 
 
-def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
-         key: Callable[[Any], str], keys: list[str] | None = None) -> bool:
-    """Add to ``conv`` what one model call adds (``at``: each message's key -> its last place in ``conv``;
-    ``after``: per message of ``conv``, the key of the message before it in the call that added it, None for the
-    first; both kept up to date). Its input repeats the history, possibly rewritten at the start (a summary over
-    earlier turns, a window of the latest), so the join is anchored at the latest message of ``conv`` the input
-    repeats (the previous call's output, as a rule) after the message it followed when it was added, or, for the
-    latest of ``conv``, after one a window or summary moved up to it (one ``conv`` does not hold, or holds before
-    other words). Words said twice ("yes") thus repeat their first place only in its context: a compaction that
-    keeps no turn before a new "yes" does not drop it, a retry whose dropped output repeated an earlier one copies
-    no turn. The call's messages after the
-    anchor are new, bar a leading run that ``conv`` holds after it in the same order (the same call recorded
-    twice); those before it are new only where ``conv`` does not hold them. Returns False where the input repeats
-    none of ``conv`` (its messages then start a new segment). ``keys``: those of ``inp`` and ``out``, where the
-    caller has them already."""
-    seq = [*inp, *out]
-    keys = [key(m) for m in seq] if keys is None else keys
+def anchor(conv: list[Any], at: dict[str, int], after: list[str | None], keys: list[str], n: int,
+           key: Callable[[Any], str]) -> tuple[int, int, int]:
+    """Where :func:`join` anchors a call whose messages have ``keys`` (its input the first ``n``): the place in
+    ``conv`` of the latest message the input repeats (-1: none), its index among the call's messages, and how many
+    messages after it ``conv`` holds already after it in the same order (the same call recorded twice). Apart from
+    the join, so a reader can tell which earlier call a call goes on from before its messages are added."""
 
     def repeats(q: int, p: int) -> bool:
         """Input message q is conv's message p: it follows what it followed there, or p is the latest and the
@@ -48,21 +37,85 @@ def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list
         b = at.get(before, -1) if before is not None else -1
         return p == len(conv) - 1 and not (0 <= b < p and key(conv[b + 1]) == keys[q])
 
-    anchor, place = -1, -1  # in conv, in inp
-    for q in range(len(inp)):
+    found, place = -1, -1  # in conv, in the input
+    for q in range(n):
         p = at.get(keys[q], -1)
-        if p >= max(anchor, 0) and repeats(q, p):
-            anchor, place = p, q  # the latest in conv; of its repeats, the last in the input
+        if p >= max(found, 0) and repeats(q, p):
+            found, place = p, q  # the latest in conv; of its repeats, the last in the input
     run = 0  # conv holds the next message after the same one: read already (not another trace's turn)
-    while anchor >= 0 and place + 1 + run < len(seq) and anchor + 1 + run < len(conv) \
-            and keys[place + 1 + run] == key(conv[anchor + 1 + run]) \
-            and after[anchor + 1 + run] == keys[place + run]:
+    while found >= 0 and place + 1 + run < len(keys) and found + 1 + run < len(conv) \
+            and keys[place + 1 + run] == key(conv[found + 1 + run]) and after[found + 1 + run] == keys[place + run]:
         run += 1
+    return found, place, run
+
+
+def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
+         key: Callable[[Any], str], keys: list[str] | None = None) -> tuple[int, int]:
+    """Add to ``conv`` what one model call adds (``at``: each message's key -> its last place in ``conv``;
+    ``after``: per message of ``conv``, the key of the message before it in the call that added it, None for the
+    first; both kept up to date). Its input repeats the history, possibly rewritten at the start (a summary over
+    earlier turns, a window of the latest), so the join is anchored at the latest message of ``conv`` the input
+    repeats (the previous call's output, as a rule) after the message it followed when it was added, or, for the
+    latest of ``conv``, after one a window or summary moved up to it (one ``conv`` does not hold, or holds before
+    other words). Words said twice ("yes") thus repeat their first place only in its context: a compaction that
+    keeps no turn before a new "yes" does not drop it, a retry whose dropped output repeated an earlier one copies
+    no turn. The call's messages after the
+    anchor are new, bar a leading run that ``conv`` holds after it in the same order (the same call recorded
+    twice); those before it are new only where ``conv`` does not hold them (:func:`anchor`). Returns the anchor's
+    place in ``conv`` (-1 where the input repeats none of ``conv``: its messages start a new segment) and the place
+    of the call's last message (-1: it has none), where a later call that goes on from it anchors. ``keys``: those
+    of ``inp`` and ``out``, where the caller has them already."""
+    seq = [*inp, *out]
+    keys = [key(m) for m in seq] if keys is None else keys
+    found, place, run = anchor(conv, at, after, keys, len(inp), key)
     for i in [*(i for i in range(max(place, 0)) if keys[i] not in at), *range(place + 1 + run, len(seq))]:
         at[keys[i]] = len(conv)
         after.append(keys[i - 1] if i else None)
         conv.append(seq[i])
-    return anchor >= 0 or not inp
+    return found, (found + run if place + 1 + run == len(seq) else len(conv) - 1) if seq else -1
+
+
+class Unrecorded:
+    """The answers of model calls whose output was not recorded (OpenInference's hidden outputs), each read where a
+    later call of its own history repeats it. The join tells the history a call goes on: the call whose input ends
+    where its input is anchored (:func:`join`), else, where a window or a summary moved the anchor up, the history
+    that read the anchor (a call anchored at none starts one). The next call in time under the same conversation id
+    may be another agent's, interleaved: taken to repeat the answer, it counted one missing that a later call of its
+    own history repeats, and the calls of another history's answer were dated by it."""
+
+    def __init__(self) -> None:
+        self.waiting: dict[int, tuple[Any, int]] = {}  # where such a call's input ends in conv -> (its start, history)
+        self.history: list[int] = []  # per message of conv, its history (the place of the message that started it)
+        self.dropped = 0  # answers the next call of their history did not repeat (a window, a retry with a nudge)
+
+    def read(self, conv: list[Any], before: int, joined: tuple[int, int], out: list[Any], start: Any,
+             hidden: bool) -> Any:
+        """Take one call just joined (``before``: ``conv``'s length before it; ``joined``: :func:`join`'s answer;
+        ``out``: its output read; ``hidden``: its output not recorded); return the start of the call whose answer
+        its input repeats (the calls that answer made are dated by it), or None."""
+        found, end = joined
+        mine = self.history[found] if found >= 0 else before
+        self.history += [mine] * (len(conv) - before)
+        outs = {id(m) for m in out}
+        new = [m for m in conv[before:] if id(m) not in outs]  # what its input adds to the history
+        said = any(isinstance(m, Mapping) and m.get("role") == "assistant" for m in new)
+        made = None
+        if found in self.waiting and (new or out or end != found):  # not the same call recorded twice
+            made = self.waiting.pop(found)[0]
+            self.dropped += bool(new) and not said  # a new turn, but not the answer: it was dropped
+            made = made if said else None
+        elif said and found not in self.waiting:  # anchored before where the input ends: a window or a summary
+            ours = [w for w in self.waiting.items() if w[1][1] == mine]  # kept the answer, not what it answered
+            if ours:  # the latest of its history's
+                place, (made, _) = max(ours, key=lambda w: w[1][0])
+                del self.waiting[place]
+        if hidden and end >= 0:
+            self.waiting.setdefault(end, (start, mine))
+        return made
+
+    def missing(self) -> int:
+        """The answers no later input of their history repeats: dropped, or the last of a history."""
+        return self.dropped + len(self.waiting)
 
 
 class Inputs:

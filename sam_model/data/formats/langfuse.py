@@ -299,7 +299,7 @@ def to_chat(observations: list[Any], where: str) -> Chat:
             chat.to_chat(seq[a:b], w, start=a)  # its observation; a repeat of one read was checked then (each input
             # checked whole, every message was checked again at each repeat: quadratic in a long trace)
         before = len(conv)
-        if not join(conv, at, after, inp, out, _key, keys) and before:
+        if join(conv, at, after, inp, out, _key, keys)[0] < 0 and inp and before:
             log.warning("%s: its input repeats none of the %d messages read so far of %s: its messages are read as "
                         "a new segment after them", w, before, where)
         for m in conv[before:]:

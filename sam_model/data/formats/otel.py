@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import logging
-import operator
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
@@ -49,7 +48,7 @@ from sam_model.data.formats.base import (
     result_text,
     strict_loads,
 )
-from sam_model.data.formats.history import Inputs, join
+from sam_model.data.formats.history import Inputs, Unrecorded, join
 from sam_model.io import json_type
 
 log = logging.getLogger(__name__)
@@ -558,21 +557,22 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         made: list[tuple[int, str, str, Any]] = []  # the calls read, each with the start of the span that made it
         answered: dict[str, int] = {}  # call id -> the start of the span whose input first held its result
         inputs = Inputs(lambda m: [m], _key)  # what an input repeats of the previous one: its keys made once
-        hid: int | None = None  # the start of the previous span, where its output was hidden whole
-        missing, said = 0, []  # hidden answers no next input repeated; the previous span's input as read
+        late = Unrecorded()  # hidden answers, each read where a later input of its own history repeats it
         try:
             for t, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
                 inp, before = inputs.messages(_messages(attrs.get(INPUT, []), where, INPUT)), len(conv)
                 out = _messages(attrs.get(OUTPUT, []), where, OUTPUT)
-                if not join(conv, at, after, inp, out, _key, [*map(inputs.key, (*inp, *out))]) and before:
+                joined = join(conv, at, after, inp, out, _key, [*map(inputs.key, (*inp, *out))])
+                if joined[0] < 0 and inp and before:
                     log.warning("%s: its input repeats none of the %d messages read so far of %s (its history "
                                 "rewritten whole, or another agent's calls under one conversation id?): its messages "
                                 "are read as a new segment after them", where, before, f"conversation {key}")
                 outs = {id(m) for m in out}
+                # a call first read in an input that repeats the answer of a span whose output was hidden was made by
+                # that span: dated by this one, a failed tool run between them (a TOOL span naming no call) paired
+                # with no call made before it, and its result was not flagged
+                hid = late.read(conv, before, joined, out, t, where in hidden)
                 for m in conv[before:]:
-                    # a call first read in an input that follows a span whose output was hidden was made by that
-                    # span: dated by this one, a failed tool run between them (a TOOL span naming no call) paired
-                    # with no call made before it, and its result was not flagged
                     when = t if hid is None or id(m) in outs else hid
                     for part in _parts([m]):
                         if part.get("id") in (None, ""):
@@ -581,12 +581,6 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                             made.append((when, str(part.get("id")), str(part.get("name")), part.get("arguments")))
                         elif part.get("type") == "tool_call_response":
                             answered.setdefault(str(part.get("id")), t)
-                if hid is not None and not (len(inp) == len(said) and all(map(operator.is_, inp, said))):
-                    # the hidden answer is read where this input (not the hidden call recorded twice) adds an
-                    # assistant message; none: dropped (a window, a new history), not only a last answer is missing
-                    missing += not any(id(m) not in outs and isinstance(m, Mapping) and m.get("role") == "assistant"
-                                       for m in conv[before:])
-                hid, said = t if where in hidden else None, inp
                 for part in _messages(attrs.get(SYSTEM, []), where, SYSTEM):
                     text = part.get("content") if isinstance(part, Mapping) and part.get("type") == "text" else None
                     if isinstance(text, str) and text not in policy:
@@ -594,7 +588,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         except TranscriptFormatError as err:
             yield err
             continue
-        unanswered += missing + (hid is not None)  # the last answer hidden: repeated by no later input
+        unanswered += late.missing()
         for family in UNREAD:
             if unread[(key, family)]:
                 _legacy_warning(path, key, unread[(key, family)], first_unread[(key, family)], False, family)
