@@ -743,3 +743,36 @@ def test_hidden_answers_a_window_keeps_without_what_they_answered_are_read(caplo
     assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
     assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said
+
+
+def _compacted(doc: dict) -> dict:
+    """``doc`` (openai_messages' spans) with the last call's input compacted: a summary in place of the turns
+    before the user's "yes", which it keeps, with what came after."""
+    doc, messages = copy.deepcopy(doc), openai_messages()
+    last = max((s for s in _spans(doc) if s["name"] == "ChatCompletion"), key=lambda s: int(s["startTimeUnixNano"]))
+    summary = {"role": "user", "content": "Summary: the user asked to cancel a reservation; it was looked up."}
+    last["attributes"] = [a for a in last["attributes"] if not a["key"].startswith("llm.input_messages.")]
+    last["attributes"] += flattened("llm.input_messages", [messages[0], summary, *messages[5:8]])
+    return doc
+
+
+@pytest.mark.parametrize("case", ["summary", "interleaved"])
+def test_a_hidden_answer_is_placed_after_the_input_it_answers(case):
+    """The answer of a span whose output was hidden is read from the next input of its history, and was put where
+    that input's new messages go, after every message read since: after the summary that input put before it (a
+    message written after the answer, which its calls' values could be traced to), after another agent's turn
+    under the same session.id that came between. It is put right after the input it answers, as the recorded
+    output was: the conversation reads as with the outputs recorded, bar the last answer."""
+    doc = langchain_spans(openai_messages(), {"c2"})
+    if case == "summary":
+        doc = _compacted(doc)
+    times = sorted(int(s["startTimeUnixNano"]) for s in _spans(doc) if s["name"] == "ChatCompletion")
+    hid = _without(doc, "llm.output_messages.", output_value="__REDACTED__")
+    if case == "interleaved":
+        doc, hid = (_beside(d, OTHER, times[2] + 3) for d in (doc, hid))
+    (whole,) = read(doc)
+    (conv,) = read(hid)
+    cancel = next(m for m in whole.messages if m["role"] == "assistant" and "cancel" in json.dumps(m))
+    assert whole.messages[whole.messages.index(cancel) - 1]["parts"][0]["content"] == openai_messages()[5]["content"]
+    assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
+    assert conv.failed_calls == whole.failed_calls == frozenset({"c2"})

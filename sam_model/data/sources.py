@@ -867,7 +867,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # call's in time, which may be another agent's under the same session.id: its answer was counted missing though its
 # agent's next call repeats it, and the calls it made were dated by the other agent's call (254), a failed tool span
 # naming no call flagging nothing. Every other span, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 255
+# 256: such a hidden answer (255) is put right after the input it answers, where the recorded output would have been,
+# not where the next input of its history puts it: after every message read since (a summary that input puts before
+# it, another agent's turn under the same session.id), as if said after them. Every other span, examples/logs and
+# tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 256
 
 
 @dataclass(frozen=True)

@@ -75,47 +75,81 @@ def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list
     return found, (found + run if place + 1 + run == len(seq) else len(conv) - 1) if seq else -1
 
 
+def answer_late(conv: list[Any], at: dict[str, int], after: list[str | None], p: int, answer: list[Any],
+                keys: list[str], key: Callable[[Any], str]) -> None:
+    """Put ``answer`` (a call's output not recorded, read where a later input repeats it; ``keys`` its keys) right
+    after ``conv``'s message ``p``, where that call's input ended, as :func:`join` would have put it had the output
+    been recorded: appended, it followed every message read since (a summary the later input puts before it,
+    another agent's turn under the same conversation id), so it read as said after them. The places ``at`` holds
+    after ``p`` move up; a key held later stays at its later place (``at`` holds the last)."""
+    k = len(answer)
+    for held, place in at.items() if p < len(conv) - 1 else ():  # none after the last: a trace of every output
+        if place > p:  # hidden, its answers each put after the latest message, is not walked whole at each
+            at[held] = place + k
+    conv[p + 1:p + 1] = answer
+    after[p + 1:p + 1] = [key(conv[p]), *keys[:-1]]
+    for j, held in enumerate(keys):
+        if at.get(held, -1) < p + 1 + j:
+            at[held] = p + 1 + j
+
+
 class Unrecorded:
     """The answers of model calls whose output was not recorded (OpenInference's hidden outputs), each read where a
-    later call of its own history repeats it. The join tells the history a call goes on: the call whose input ends
-    where its input is anchored (:func:`join`), else, where a window or a summary moved the anchor up, the history
-    that read the anchor (a call anchored at none starts one). The next call in time under the same conversation id
-    may be another agent's, interleaved: taken to repeat the answer, it counted one missing that a later call of its
-    own history repeats, and the calls of another history's answer were dated by it."""
+    later call of its own history repeats it, and put right after the input it answers (:func:`answer_late`). The
+    join tells the history a call goes on: the call whose input ends where its input is anchored (:func:`anchor`),
+    else, where a window or a summary moved the anchor up, the history that read the anchor (a call anchored at none
+    starts one). The next call in time under the same conversation id may be another agent's, interleaved: taken to
+    repeat the answer, it counted one missing that a later call of its own history repeats, and the calls of
+    another history's answer were dated by it."""
 
     def __init__(self) -> None:
         self.waiting: dict[int, tuple[Any, int]] = {}  # where such a call's input ends in conv -> (its start, history)
-        self.history: list[int] = []  # per message of conv, its history (the place of the message that started it)
+        self.history: list[int] = []  # per message of conv, its history (conv's length where it started: an id)
         self.dropped = 0  # answers the next call of their history did not repeat (a window, a retry with a nudge)
 
-    def read(self, conv: list[Any], before: int, joined: tuple[int, int], out: list[Any], start: Any,
-             hidden: bool) -> Any:
-        """Take one call just joined (``before``: ``conv``'s length before it; ``joined``: :func:`join`'s answer;
-        ``out``: its output read; ``hidden``: its output not recorded); return the start of the call whose answer
-        its input repeats (the calls that answer made are dated by it), or None."""
-        found, end = joined
+    def join(self, conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
+             key: Callable[[Any], str], keys: list[str], start: Any, hidden: bool) -> tuple[int, int, Any, list[Any]]:
+        """Join one call (:func:`join`; ``hidden``: its output not recorded, ``start`` its start). Returns the
+        anchor's place (-1: none), ``conv``'s length before the call's own messages, the start of the call whose
+        answer its input repeats (the calls that answer made are dated by it; None: none), and that answer where
+        it was put after the input it answers (empty where it was read as the input places it)."""
+        made, answer = None, []
+        if self.waiting and inp:
+            found, q, run = anchor(conv, at, after, keys, len(inp), key)
+            k = next((j for j, m in enumerate(inp[q + 1:]) if not _said(m)), len(inp) - q - 1)
+            if found in self.waiting and not run and k:  # the input goes on from one whose answer was hidden
+                made, answer = self.waiting.pop(found)[0], inp[q + 1:q + 1 + k]
+                answer_late(conv, at, after, found, answer, keys[q + 1:q + 1 + k], key)
+                self.history[found + 1:found + 1] = [self.history[found]] * k
+                self.waiting = {p + k if p > found else p: w for p, w in self.waiting.items()}
+        before = len(conv)
+        found, end = join(conv, at, after, inp, out, key, keys)
         mine = self.history[found] if found >= 0 else before
         self.history += [mine] * (len(conv) - before)
         outs = {id(m) for m in out}
         new = [m for m in conv[before:] if id(m) not in outs]  # what its input adds to the history
-        said = any(isinstance(m, Mapping) and m.get("role") == "assistant" for m in new)
-        made = None
-        if found in self.waiting and (new or out or end != found):  # not the same call recorded twice
-            made = self.waiting.pop(found)[0]
-            self.dropped += bool(new) and not said  # a new turn, but not the answer: it was dropped
-            made = made if said else None
-        elif said and found not in self.waiting:  # anchored before where the input ends: a window or a summary
-            ours = [w for w in self.waiting.items() if w[1][1] == mine]  # kept the answer, not what it answered
+        said = any(map(_said, new))
+        if not answer and found in self.waiting and (new or out or end != found):  # not one call recorded twice
+            waited = self.waiting.pop(found)[0]
+            made = waited if said else None  # its answer read further on (after a nudge), or dropped
+            self.dropped += bool(new) and not said
+        elif not answer and said and found not in self.waiting:  # anchored before where the input ends: a window
+            ours = [w for w in self.waiting.items() if w[1][1] == mine]  # kept the answer, not the words it answered
             if ours:  # the latest of its history's
                 place, (made, _) = max(ours, key=lambda w: w[1][0])
                 del self.waiting[place]
         if hidden and end >= 0:
             self.waiting.setdefault(end, (start, mine))
-        return made
+        return found, before, made, answer
 
     def missing(self) -> int:
         """The answers no later input of their history repeats: dropped, or the last of a history."""
         return self.dropped + len(self.waiting)
+
+
+def _said(m: Any) -> bool:
+    """Whether a message is the model's (an answer)."""
+    return isinstance(m, Mapping) and m.get("role") == "assistant"
 
 
 class Inputs:

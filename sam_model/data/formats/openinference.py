@@ -25,7 +25,8 @@ OpenTelemetry SDK keeps 128 attributes a span and drops the oldest first, the hi
 how many it dropped) are refused, naming the attribute. Messages the instrumentation hid
 (OPENINFERENCE_HIDE_INPUT_MESSAGES) are read from the request's JSON its ``input.value`` still holds
 (:func:`_from_value`); that value hidden too is refused. An output hidden whole (OPENINFERENCE_HIDE_OUTPUTS) is read
-as not recorded (:func:`output_hidden`), what the next call's input repeats of it read there.
+as not recorded (:func:`output_hidden`), what a later input of its own history repeats of it read there and put
+after the input it answers (history.Unrecorded).
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ def _from_value(attrs: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     a chat completion of one choice, of the OpenAI instrumentation's spans (``llm.system`` openai, or none given).
     An input value hidden too (OPENINFERENCE_HIDE_INPUTS) is refused: the setting hides every span's input, so no
     later input holds the user's words. An output value hidden (OPENINFERENCE_HIDE_OUTPUTS) gives no messages, a
-    value not recorded (:func:`output_hidden`): the next call's input repeats the answer."""
+    value not recorded (:func:`output_hidden`): the next call of its history repeats the answer in its input."""
     if str(attrs.get(KIND, "")).upper() != "LLM" or any(k.startswith(f"{prefix}.") for k in attrs):
         return {}
     side = "input" if prefix == INPUT else "output"

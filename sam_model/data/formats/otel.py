@@ -48,7 +48,7 @@ from sam_model.data.formats.base import (
     result_text,
     strict_loads,
 )
-from sam_model.data.formats.history import Inputs, Unrecorded, join
+from sam_model.data.formats.history import Inputs, Unrecorded
 from sam_model.io import json_type
 
 log = logging.getLogger(__name__)
@@ -560,10 +560,11 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         late = Unrecorded()  # hidden answers, each read where a later input of its own history repeats it
         try:
             for t, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
-                inp, before = inputs.messages(_messages(attrs.get(INPUT, []), where, INPUT)), len(conv)
+                inp = inputs.messages(_messages(attrs.get(INPUT, []), where, INPUT))
                 out = _messages(attrs.get(OUTPUT, []), where, OUTPUT)
-                joined = join(conv, at, after, inp, out, _key, [*map(inputs.key, (*inp, *out))])
-                if joined[0] < 0 and inp and before:
+                found, before, hid, answer = late.join(conv, at, after, inp, out, _key,
+                                                       [*map(inputs.key, (*inp, *out))], t, where in hidden)
+                if found < 0 and inp and before:
                     log.warning("%s: its input repeats none of the %d messages read so far of %s (its history "
                                 "rewritten whole, or another agent's calls under one conversation id?): its messages "
                                 "are read as a new segment after them", where, before, f"conversation {key}")
@@ -571,8 +572,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                 # a call first read in an input that repeats the answer of a span whose output was hidden was made by
                 # that span: dated by this one, a failed tool run between them (a TOOL span naming no call) paired
                 # with no call made before it, and its result was not flagged
-                hid = late.read(conv, before, joined, out, t, where in hidden)
-                for m in conv[before:]:
+                for m in [*answer, *conv[before:]]:
                     when = t if hid is None or id(m) in outs else hid
                     for part in _parts([m]):
                         if part.get("id") in (None, ""):
