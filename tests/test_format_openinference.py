@@ -776,3 +776,43 @@ def test_a_hidden_answer_is_placed_after_the_input_it_answers(case):
     assert whole.messages[whole.messages.index(cancel) - 1]["parts"][0]["content"] == openai_messages()[5]["content"]
     assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
     assert conv.failed_calls == whole.failed_calls == frozenset({"c2"})
+
+
+BOOKING = [{"role": "system", "content": "You book flights."}, {"role": "user", "content": "Book me SK123."},
+           {"role": "assistant", "content": "Which date?"}, {"role": "user", "content": "Friday."},
+           {"role": "assistant", "content": "Booked SK123 on Friday."}, {"role": "user", "content": "Thanks."},
+           {"role": "assistant", "content": "Bye."}]
+
+
+def _two_agents(hide: tuple[bool, bool], shift: int, shared: bool) -> dict:
+    """openai_messages' calls (LangChain's spans, cancel's run failed) and a booking agent's three calls, its own
+    trace under the same session.id, each ``shift`` ns after one of the first's; ``hide``: whose outputs are hidden
+    whole; ``shared``: both histories start with one system prompt."""
+    a = langchain_spans(openai_messages(), {"c2"})
+    b = openinference_spans([openai_messages()[0], *BOOKING[1:]] if shared else BOOKING)
+    for s in _spans(b):
+        s.update(traceId="b" * 32, spanId=f"b{s['spanId'][1:]}", startTimeUnixNano=str(int(s["startTimeUnixNano"])
+                                                                                        + shift))
+    a, b = (_without(d, "llm.output_messages.", output_value="__REDACTED__") if h else d for d, h in zip((a, b), hide))
+    a["resourceSpans"][0]["scopeSpans"][0]["spans"] += _spans(b)
+    return a
+
+
+@pytest.mark.parametrize("shift", [-2, 3, 8, 13])
+@pytest.mark.parametrize("hide", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("shared", [False, True])
+def test_two_agents_interleaved_with_outputs_hidden_read_as_recorded_bar_each_last_answer(hide, shift, shared, caplog):
+    """Guard: two agents' calls interleaved under one session.id, either's outputs or both hidden: each answer is
+    read from its own agent's next input and put where its recorded output was (the places of the other agent's
+    messages after it moved up, its next call anchored there still), the failed run flags its call, and the warning
+    counts each hidden agent's last answer alone."""
+    (whole,) = read(_two_agents((False, False), shift, shared))
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(_two_agents(hide, shift, shared))
+    last = [max(i for i, m in enumerate(whole.messages) if m["parts"][0].get("content") == said)
+            for said in (openai_messages()[-1]["content"], BOOKING[-1]["content"])]
+    assert [*map(otel._key, conv.messages)] == [otel._key(m) for i, m in enumerate(whole.messages)
+                                                if i not in {n for n, h in zip(last, hide) if h}]
+    assert conv.failed_calls == frozenset({"c2"})
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and f"; {sum(hide)} such answer" in said[0], said
