@@ -139,3 +139,17 @@ def test_validation_ranks_as_served(tiny_bert_dir):
     off_preds, off_target, off_loss = _validation(tiny_bert_dir, apart=False)
     assert off_target == target and max(off_preds[last][:2]) < max(off_preds[last][2:])  # the model alone: lower
     assert loss != off_loss
+
+
+def test_served_first_is_exact_per_query_whatever_another_querys_span():
+    """One validation batch holds every query: a query whose scores span 2e4 must not round another query's used
+    memories (0.1 and 0.1001) into a tie, which torchmetrics breaks in any order (float32 at 2e4 steps by 0.002)."""
+    scores = torch.tensor([[1e4, -1e4, 0.0, 0.0], [0.1, 0.1001, 0.3, 0.0]])
+    allowed = torch.ones(2, 4, dtype=torch.bool)
+    used = torch.tensor([[False, False, False, False], [True, True, False, False]])
+    served = served_first(scores, allowed, used)
+    assert served[1, 1] > served[1, 0] > served[1, 2] > served[1, 3]  # used by the model's order, then the rest
+    assert served[0, 0] > served[0, 2] == served[0, 3] > served[0, 1]  # no used memory: the order, ties kept
+    ties = served_first(torch.tensor([[0.5, 0.5, 0.2]]), torch.ones(1, 3, dtype=torch.bool),
+                        torch.tensor([[True, True, False]]))
+    assert ties[0, 0] == ties[0, 1] > ties[0, 2]  # equal scores stay tied, as without the ordering

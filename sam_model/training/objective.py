@@ -50,17 +50,20 @@ def add_uses(net: SAMNet, scores: torch.Tensor, q: torch.Tensor, used: torch.Ten
 
 
 def served_first(scores: torch.Tensor, allowed: torch.Tensor, used: torch.Tensor) -> torch.Tensor:
-    """``scores`` ranked as the store's used ordering serves them: every used memory (``used``) above every other
-    allowed one, the model's order within each group. Exact: the shift C is one more than the largest score span
-    over the allowed candidates, so for a used u and an unused v of a query s(u) + C > s(v) + (s(u) - s(v)) + 1 ≥
-    s(v), while the scores within a group all move by the same C (or none), keeping their order. No gradient
-    passes through C. The order among used memories is the model's (the store's ``+used-latest`` orders them by
-    latest use first, ties by the model)."""
-    if not allowed.any():
-        return scores
-    live = scores.detach()[allowed]
-    shift = (live.max() - live.min()) + 1.0
-    return scores + shift * used.to(scores.dtype)
+    """``scores`` ranked as the store's used ordering serves them, for the validation metrics (their order alone
+    counts; float64, no gradient): every used memory (``used``) above every other allowed one, the model's order
+    within each group, ties kept. Exact: the other scores are as given, and each used one becomes one more than the
+    batch's best allowed score plus its rank among the batch's distinct used scores, an integer, so no rounding
+    ties two scores the model told apart. A shift added to the float32 scores did: one query's span of 2e4 made it
+    2e4, where float32 steps by 0.002, and tied another query's used memories at 0.1 and 0.1001. The order among
+    used memories is the model's (the store's ``+used-latest`` orders them by latest use first, ties by the model)."""
+    out = scores.detach().to(torch.float64)
+    lift = allowed & used
+    if not lift.any():
+        return out
+    _, rank = torch.unique(out[lift], sorted=True, return_inverse=True)
+    out[lift] = out[allowed].max() + 1.0 + rank.to(torch.float64)
+    return out
 
 
 def mine(n_local: int, device: torch.device) -> torch.Tensor | None:
