@@ -153,3 +153,33 @@ def test_served_first_is_exact_per_query_whatever_another_querys_span():
     ties = served_first(torch.tensor([[0.5, 0.5, 0.2]]), torch.ones(1, 3, dtype=torch.bool),
                         torch.tensor([[True, True, False]]))
     assert ties[0, 0] == ties[0, 1] > ties[0, 2]  # equal scores stay tied, as without the ordering
+
+
+def test_the_split_is_by_the_memories_the_served_ordering_puts_first():
+    """U of training (collate_episodes' running uses, a query's task's; its episode's where the start is hidden) is
+    the set a served search is told (sam_model.evaluation.ranking.used_memories: earlier_uses over the episode cut
+    at the task start, task_uses), decision by decision, over random lives of several tasks: the loss splits the
+    candidates where the served ranking does."""
+    import random
+
+    from sam_model.data.reuse import earlier_uses, task_uses
+
+    rnd = random.Random(0)
+    for _ in range(200):
+        n = rnd.randint(2, 12)
+        steps, starts, start = list(range(n)), [], 0
+        for s in steps:
+            start = s if s and rnd.random() < 0.25 else start
+            starts.append(start)
+        labels = [sorted({rnd.randrange(s) for _ in range(rnd.randint(1, 3))}) if s and rnd.random() < 0.6 else []
+                  for s in steps]
+        row = {"steps": steps, "texts": ["t"] * n, "memory_texts": ["t"] * n, "kinds": ["user"] * n,
+               "phases": ["collect"] * n, "labels": labels, "state_texts": ["s"] * n, "task_starts": starts}
+        batch = collate_episodes([(0, row)])
+        ev = earlier_uses(steps, labels)
+        decisions = [i for i in steps if labels[i]]
+        for suffix, known in (("", True), ("_episode", False)):  # the task start known; hidden
+            used = reuse_matrix(batch["q_episode"], batch["q_used" + suffix], batch["mem_episode"], batch["mem_step"])
+            for q, i in enumerate(decisions):
+                served = task_uses(ev[i], starts[i] if known else None)
+                assert set(used[q].nonzero().flatten().tolist()) == set(served)
