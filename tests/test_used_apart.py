@@ -183,3 +183,29 @@ def test_the_split_is_by_the_memories_the_served_ordering_puts_first():
             for q, i in enumerate(decisions):
                 served = task_uses(ev[i], starts[i] if known else None)
                 assert set(used[q].nonzero().flatten().tolist()) == set(served)
+
+
+def test_off_validation_is_todays(tiny_bert_dir):
+    """Without the flag validation scores and its loss are those over every candidate, computed as before the flag
+    existed (the reuse marks added to q·m, no ordering), so older runs' val/mrr and picked checkpoints stand."""
+    from sam_model.training.module import SAMLightningModule
+
+    torch.manual_seed(0)
+    cfg = SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32, dropout=0.0,
+                    phases=["collect"], kinds=["user", "tool"], task_opening=True, task_reuse=True)
+    module = SAMLightningModule(cfg, lr=1e-3, warmup_steps=0).eval()
+    seen: list = []
+    logged: dict = {}
+    module.val_metrics.update = lambda preds, target, indexes: seen.append(preds)
+    module.log = lambda name, value, **kw: logged.__setitem__(name, float(value))
+    batch = collate_episodes(_rows(2))
+    with torch.no_grad():
+        module.net.reuse.head.bias.fill_(0.7)
+        module.validation_step(batch, 0)
+        q, m = encode_batch(module.net, batch)
+        allowed, positive = candidate_masks(batch["q_episode"], batch["q_step"], batch["q_labels"],
+                                            batch["mem_episode"], batch["mem_step"], in_batch_negatives=False)
+        scores = with_uses(q @ m.T, q, _used(batch))
+        loss = module.loss_fn(scores, allowed, positive).mean()
+    assert torch.equal(seen[0], scores[allowed])
+    assert logged["val/loss"] == float(loss)
