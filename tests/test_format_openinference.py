@@ -689,7 +689,8 @@ def test_an_output_hidden_whole_that_the_next_input_dropped_is_counted_missing(c
 def _beside(doc: dict, messages: list[dict], start: int, hide: bool = False) -> dict:
     """``doc`` with another agent's one model call (its own trace and history, the same session.id) at ``start``,
     its last message the answer; ``hide``: that output hidden whole too."""
-    (span,) = [s for s in _spans(openinference_spans(messages)) if s["name"] == "ChatCompletion"]
+    span = max((s for s in _spans(openinference_spans(messages)) if s["name"] == "ChatCompletion"),
+               key=lambda s: int(s["startTimeUnixNano"]))  # the call whose input holds every earlier message
     span.update(traceId="b" * 32, spanId="b" * 16, startTimeUnixNano=str(start), endTimeUnixNano=str(start + 2))
     doc = copy.deepcopy(doc)
     doc["resourceSpans"][0]["scopeSpans"][0]["spans"].append(
@@ -816,3 +817,24 @@ def test_two_agents_interleaved_with_outputs_hidden_read_as_recorded_bar_each_la
     assert conv.failed_calls == frozenset({"c2"})
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
     assert len(said) == 1 and f"; {sum(hide)} such answer" in said[0], said
+
+
+def test_another_agents_call_at_a_shared_prompt_with_an_earlier_turn_takes_no_hidden_answer(caplog):
+    """Another agent's call under the same session.id, its history starting with the same system prompt, sends an
+    earlier turn of its own (an answer of its model's, after its user's words): the join anchors it at the shared
+    prompt, and its answer was taken for a window that kept a hidden answer but not the words it answered. The
+    hidden answer was then read as the next input of its own history puts it, after the other agent's turn, and the
+    cancel call it made was dated by that input, after the failed cancel run (a TOOL span naming no call), whose
+    result was not flagged. A window's input goes on from the kept prompt with the answer itself; this one goes on
+    with the user's words: the conversation reads as with the outputs recorded, bar the last answer."""
+    doc = langchain_spans(openai_messages(), {"c2"})
+    times = sorted(int(s["startTimeUnixNano"]) for s in _spans(doc) if s["name"] == "ChatCompletion")
+    other = [openai_messages()[0], *BOOKING[1:5]]  # the shared prompt, a turn of its own, then its next answer
+    hid = _without(doc, "llm.output_messages.", output_value="__REDACTED__")
+    (whole,) = read(_beside(doc, other, times[2] + 3))
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(_beside(hid, other, times[2] + 3))
+    assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
+    assert conv.failed_calls == whole.failed_calls == frozenset({"c2"})
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said

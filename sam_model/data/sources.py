@@ -871,7 +871,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # not where the next input of its history puts it: after every message read since (a summary that input puts before
 # it, another agent's turn under the same session.id), as if said after them. Every other span, examples/logs and
 # tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 256
+# 257: another agent's call at a system prompt both agents' histories start with, sending an earlier turn of its own
+# (an answer after its user's words), no longer takes a hidden answer (255) for a window that kept it but not the
+# words it answered: that answer was put after the other agent's turn and its calls dated by a later call. A window
+# is told by the answer right after the anchor. Every other span, examples/logs and tests/fixtures convert byte for
+# byte.
+CONVERSION_VERSION = 257
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ class Unrecorded:
         anchor's place (-1: none), ``conv``'s length before the call's own messages, the start of the call whose
         answer its input repeats (the calls that answer made are dated by it; None: none), and that answer where
         it was put after the input it answers (empty where it was read as the input places it)."""
-        made, answer = None, []
+        made, answer, k = None, [], 0
         if self.waiting and inp:
             found, q, run = anchor(conv, at, after, keys, len(inp), key)
             k = next((j for j, m in enumerate(inp[q + 1:]) if not _said(m)), len(inp) - q - 1)
@@ -133,8 +133,10 @@ class Unrecorded:
             waited = self.waiting.pop(found)[0]
             made = waited if said else None  # its answer read further on (after a nudge), or dropped
             self.dropped += bool(new) and not said
-        elif not answer and said and found not in self.waiting:  # anchored before where the input ends: a window
-            ours = [w for w in self.waiting.items() if w[1][1] == mine]  # kept the answer, not the words it answered
+        elif not answer and said and k and found not in self.waiting:  # anchored before where the input ends, the
+            # answer right after the anchor: a window that kept the answer, not the words it answered (another agent's
+            # call at a shared system prompt that sends a turn of its own goes on with its user's words)
+            ours = [w for w in self.waiting.items() if w[1][1] == mine]
             if ours:  # the latest of its history's
                 place, (made, _) = max(ours, key=lambda w: w[1][0])
                 del self.waiting[place]
