@@ -648,3 +648,41 @@ def test_a_conversation_masked_whole_is_refused_naming_the_mask():
     with pytest.raises(TranscriptFormatError, match="observation g-1: its input is '<fully masked due to failed mask "
                                                     "function>', the Langfuse SDK's stand-in .*nothing to read"):
         langfuse.to_chat(trace, "t.json: trace t-1")
+
+
+def _generation(n: int, trace: str, second: int, inp: list[dict[str, Any]], out: dict[str, Any]) -> dict[str, Any]:
+    """A GENERATION observation of the OpenAI integration: ``inp`` sent at second ``second``, ``out`` answered."""
+    return {"id": f"g-{n}", "traceId": trace, "type": "GENERATION", "name": "OpenAI-generation",
+            "startTime": f"2026-01-05T10:00:{second:02d}Z", "input": inp, "output": out, "level": "DEFAULT"}
+
+
+def _agents(case: str) -> list[dict[str, Any]]:
+    """A user's turns with one agent (trace t-1): its second input puts a summary before the turn it keeps
+    (``summary``), or another agent's calls (trace t-2, the same session) come between (``interleaved``)."""
+    system, other = {"role": "system", "content": "You help with orders."}, {"role": "system", "content": "You book."}
+    u1, a1 = {"role": "user", "content": "Where is my order?"}, {"role": "assistant", "content": "It ships today."}
+    u2, a2 = {"role": "user", "content": "Thanks."}, {"role": "assistant", "content": "Anything else?"}
+    b1, c1 = {"role": "user", "content": "Book SK123."}, {"role": "assistant", "content": "Booked."}
+    b2, c2 = {"role": "user", "content": "And a hotel?"}, {"role": "assistant", "content": "Booked one."}
+    summary = {"role": "user", "content": "Summary: the user asked about an order."}
+    if case == "summary":
+        return [_generation(1, "t-1", 1, [system, u1], a1), _generation(3, "t-1", 3, [system, summary, u1, a1, u2], a2)]
+    return [_generation(1, "t-1", 1, [system, u1], a1), _generation(2, "t-2", 2, [other, b1], c1),
+            _generation(3, "t-1", 3, [system, u1, a1, u2], a2), _generation(4, "t-2", 4, [other, b1, c1, b2], c2)]
+
+
+@pytest.mark.parametrize("case", ["summary", "interleaved"])
+def test_an_answer_masked_whole_is_put_after_the_input_it_answers(case):
+    """An output masked whole is read where a later input of its history repeats it, and was put where that input's
+    new messages go, after every message read since: after the summary that input puts before it (written after
+    the answer), after another agent's turn under the same session that came between, as if said after them. It is
+    put right after the input it answers, as the recorded output was (the OpenInference reader's rule for a hidden
+    output): the conversation reads as with the output recorded, bar the last answer."""
+    whole = langfuse.to_chat(_agents(case), "s.json: session s").messages
+    masked = _agents(case)
+    for o in masked:
+        if o["traceId"] == "t-1":
+            o["output"] = FALLBACK
+    chat = langfuse.to_chat(masked, "s.json: session s")
+    last = max(i for i, m in enumerate(whole) if m["content"] == "Anything else?")
+    assert chat.messages == [m for i, m in enumerate(whole) if i != last]

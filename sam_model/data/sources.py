@@ -876,7 +876,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # words it answered: that answer was put after the other agent's turn and its calls dated by a later call. A window
 # is told by the answer right after the anchor. Every other span, examples/logs and tests/fixtures convert byte for
 # byte.
-CONVERSION_VERSION = 257
+# 258: a Langfuse generation's output masked whole (249), read where a later input of its history repeats it, is put
+# right after the input it answers by the OpenInference reader's rule (256, history.Unrecorded), not after every
+# message read since (a summary that input puts before it, another agent's turn under the same session). Every other
+# observation, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 258
 
 
 @dataclass(frozen=True)

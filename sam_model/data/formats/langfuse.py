@@ -23,7 +23,8 @@ answered there or in a later input. An input or output of another shape (the
 Responses API's items, several choices) is counted and named in a warning, not guessed at. A message's text that is
 a mask's stand-in (:data:`MASKS` but :data:`WHOLE_ONLY`, read as said) is refused, not read as words; a whole input
 or output that is one (the SDK's, ``_client/span.py``, where the app's ``mask`` raised on that value) is read as one
-not recorded, and warned of.
+not recorded, and warned of; an answer so masked is read where a later input of its history repeats it and put
+after the input it answers (history.Unrecorded, the OpenInference reader's rule for a hidden output).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from sam_model.data.formats.base import (
     stops_mid_json,
     strict_loads,
 )
-from sam_model.data.formats.history import Inputs, decoded, join, ran
+from sam_model.data.formats.history import Inputs, Unrecorded, decoded, ran
 from sam_model.data.formats.openinference import REDACTED
 from sam_model.io import json_type
 
@@ -262,6 +263,7 @@ def to_chat(observations: list[Any], where: str) -> Chat:
     unpaired: list[str] = []
     masked: list[tuple[str, str, str]] = []  # (observation, "input" or "output", the stand-in) of values masked whole
     inputs = Inputs(lambda m: _blocks(_message(m)), _key)  # each input's reading, what it repeats taken
+    late = Unrecorded()  # outputs masked whole, each read where a later input of its own history repeats it
     for t, _, obs, w in sorted(seen, key=lambda s: s[:2]):
         if obs.get("type") in ANSWERS:
             name = obs.get("name")
@@ -298,11 +300,11 @@ def to_chat(observations: list[Any], where: str) -> Chat:
         for a, b in _runs([i for i, k in enumerate(keys) if k not in at]):  # a bad message is refused here, named by
             chat.to_chat(seq[a:b], w, start=a)  # its observation; a repeat of one read was checked then (each input
             # checked whole, every message was checked again at each repeat: quadratic in a long trace)
-        before = len(conv)
-        if join(conv, at, after, inp, out, _key, keys)[0] < 0 and inp and before:
+        found, before, _, answer = late.join(conv, at, after, inp, out, _key, keys, t, "output" in hidden)
+        if found < 0 and inp and before:
             log.warning("%s: its input repeats none of the %d messages read so far of %s: its messages are read as "
                         "a new segment after them", w, before, where)
-        for m in conv[before:]:
+        for m in [*answer, *conv[before:]]:  # a masked answer a later input repeats: put after the input it answers
             _unmasked(m, w)  # new here: each message is checked once, not at each repeat
             origin.setdefault(_key(m), w.removeprefix(f"{where}, "))
             results.add(_id(m.get("tool_call_id")) if m.get("role") == "tool" else None)
