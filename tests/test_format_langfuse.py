@@ -609,7 +609,8 @@ def test_a_value_masked_whole_is_read_as_not_recorded_not_refusing_the_conversat
     for the input's list that fails on the output's object), the value is its stand-in, the words not recorded, as
     a call that returned nothing. The conversation was refused whole, though a later input repeats every word (a
     trace cannot be taken again: the past sessions were lost). Read from the later inputs, the masked value named in
-    a warning; what none repeats (the last answer, ann's result) is missing, not replaced by the stand-in."""
+    a warning; what none repeats (the last answer, ann's result where its run's output or the call's input is
+    masked) is missing, not replaced by the stand-in."""
     assert [m["role"] for m in langfuse.to_chat(masked_twice(), "t").messages] == [
         "user", "assistant", "tool", "tool", "assistant"]
     whole = langfuse.to_chat(masked_twice(), "t.json: trace t-1").messages
@@ -619,8 +620,9 @@ def test_a_value_masked_whole_is_read_as_not_recorded_not_refusing_the_conversat
     with caplog.at_level(logging.WARNING):
         chat = langfuse.to_chat(trace, "t.json: trace t-1")
     assert not any(FALLBACK in json.dumps(m) for m in chat.messages)
-    # g-2's answer; else ann's result, held by its tool observation alone (paired with a call g-1's output made)
-    lost = [len(whole) - 1] if n == 3 else [2]
+    # g-2's answer; else ann's result, held by its tool observation alone (paired with a call g-1's output made, or
+    # with the call g-2's input repeats of g-1's output masked whole: not lost)
+    lost = [len(whole) - 1] if n == 3 else [] if where == (0, "output") else [2]
     assert chat.messages == [m for i, m in enumerate(whole) if i not in lost]
     said = [r.getMessage() for r in caplog.records if "mask's stand-in" in r.getMessage()]
     assert len(said) == 1 and f"observation {trace[n]['id']}: its {what} is {FALLBACK!r}" in said[0]
@@ -686,3 +688,19 @@ def test_an_answer_masked_whole_is_put_after_the_input_it_answers(case):
     chat = langfuse.to_chat(masked, "s.json: session s")
     last = max(i for i, m in enumerate(whole) if m["content"] == "Anything else?")
     assert chat.messages == [m for i, m in enumerate(whole) if i != last]
+
+
+@pytest.mark.parametrize("repeated", [True, False])
+def test_the_calls_of_an_answer_masked_whole_are_paired_with_the_tool_runs_after_it(repeated):
+    """The calls an answer masked whole made are read from a later input, after the tool observations that ran
+    them: no call was held when each was read, so none was paired, and the failed run (level ERROR) flagged nothing:
+    its result, where the later input repeats it, read as a success, else missing. Paired with the runs that started
+    after the masked generation, by name and input as a recorded call is, it reads as with the output recorded."""
+    trace = masked_twice()  # g-1 calls get_user for ann and bob; ann's run failed; g-2's input holds bob's result
+    if repeated:  # and ann's, as the app sent it
+        trace[3]["input"].insert(2, {"role": "tool", "tool_call_id": "c-ann", "content": "no such user"})
+    whole = langfuse.to_chat(copy.deepcopy(trace), "t.json: trace t-1").messages
+    trace[0]["output"] = FALLBACK
+    chat = langfuse.to_chat(trace, "t.json: trace t-1").messages
+    assert [m for m in whole if m.get("is_error")] == [m for m in chat if m.get("is_error")] != []
+    assert chat == whole

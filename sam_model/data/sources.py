@@ -880,7 +880,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # right after the input it answers by the OpenInference reader's rule (256, history.Unrecorded), not after every
 # message read since (a summary that input puts before it, another agent's turn under the same session). Every other
 # observation, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 258
+# 259: the tool calls of such a masked answer (258), read from a later input, are paired with the TOOL / SPAN
+# observations of their tools that started after its generation and were read before that input (no call held then):
+# a failed run (level ERROR) flagged nothing, its result read as a success, or missing where only the observation
+# gave it. Every other observation, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 259
 
 
 @dataclass(frozen=True)

@@ -264,6 +264,9 @@ def to_chat(observations: list[Any], where: str) -> Chat:
     masked: list[tuple[str, str, str]] = []  # (observation, "input" or "output", the stand-in) of values masked whole
     inputs = Inputs(lambda m: _blocks(_message(m)), _key)  # each input's reading, what it repeats taken
     late = Unrecorded()  # outputs masked whole, each read where a later input of its own history repeats it
+    # tool name -> the observations of it that no call held when each was read, each (its start, it, where): it may
+    # have run a call of an answer masked whole, read from a later input (:func:`_pair_late`)
+    early: dict[str, list[tuple[datetime, Mapping[str, Any], str]]] = {}
     for t, _, obs, w in sorted(seen, key=lambda s: s[:2]):
         if obs.get("type") in ANSWERS:
             name = obs.get("name")
@@ -277,6 +280,8 @@ def to_chat(observations: list[Any], where: str) -> Chat:
                 masked += [(w, "output", mask) for mask in (_mask(obs.get("output")),) if mask is not None]
             elif pending:
                 unpaired.append(w)
+            elif isinstance(name, str):
+                early.setdefault(name, []).append((t, obs, w))
             continue
         if obs.get("type") != "GENERATION":
             continue
@@ -300,7 +305,7 @@ def to_chat(observations: list[Any], where: str) -> Chat:
         for a, b in _runs([i for i, k in enumerate(keys) if k not in at]):  # a bad message is refused here, named by
             chat.to_chat(seq[a:b], w, start=a)  # its observation; a repeat of one read was checked then (each input
             # checked whole, every message was checked again at each repeat: quadratic in a long trace)
-        found, before, _, answer = late.join(conv, at, after, inp, out, _key, keys, t, "output" in hidden)
+        found, before, made, answer = late.join(conv, at, after, inp, out, _key, keys, t, "output" in hidden)
         if found < 0 and inp and before:
             log.warning("%s: its input repeats none of the %d messages read so far of %s: its messages are read as "
                         "a new segment after them", w, before, where)
@@ -308,10 +313,16 @@ def to_chat(observations: list[Any], where: str) -> Chat:
             _unmasked(m, w)  # new here: each message is checked once, not at each repeat
             origin.setdefault(_key(m), w.removeprefix(f"{where}, "))
             results.add(_id(m.get("tool_call_id")) if m.get("role") == "tool" else None)
-        for call in [(t, c["id"], str(c["function"].get("name")), c["function"].get("arguments"))
-                     for m in out for c in m.get("tool_calls") or () if isinstance(c, Mapping)
-                     and isinstance(c.get("function"), Mapping) and _id(c.get("id"))]:  # a bad call: refused by the labelling rule
-            calls.setdefault(call[2], []).append(call)
+        outs = {id(m) for m in out}  # the calls of its output; with those of an answer masked whole its input repeats
+        made_late = []  # (dated by that generation: the tool observations read since may have run them)
+        for m in [*answer, *conv[before:]] if made is not None else out:
+            for c in m.get("tool_calls") or ():
+                if isinstance(c, Mapping) and isinstance(c.get("function"), Mapping) and _id(c.get("id")):  # a bad
+                    # call: refused by the labelling rule
+                    call = (t if id(m) in outs else made, c["id"], str(c["function"].get("name")),
+                            c["function"].get("arguments"))
+                    (calls.setdefault(call[2], []) if id(m) in outs else made_late).append(call)
+        unpaired += _pair_late(made_late, early, answers, calls, masked)
     if unread:
         log.warning("%s: %d generation%s not read (the first: %s: %s): no chat this reader reads (an OpenAI or "
                     "LangChain messages list, or a string); only what a later generation's input repeats of them is "
@@ -332,6 +343,32 @@ def to_chat(observations: list[Any], where: str) -> Chat:
                     *(("s",) * 2 if len(masked) > 1 else ("",) * 2), masked[0][0], masked[0][1], masked[0][2],
                     MASKS[masked[0][2]])
     return _answered(conv, answers, origin, where)
+
+
+def _pair_late(made: list[tuple[datetime, str, str, Any]], early: dict[str, list[tuple[datetime, Mapping[str, Any], str]]],
+               answers: dict[str, Mapping[str, Any]], calls: dict[str, list[tuple[datetime, str, str, Any]]],
+               masked: list[tuple[str, str, str]]) -> list[str]:
+    """Pair the calls of an answer masked whole (``made``, dated by its generation), read from a later input, with
+    the tool observations of their tools that started after it and were read before that input (``early``: no call
+    was held then), as :func:`to_chat` pairs a recorded call: unpaired, a failed run flagged nothing and its result,
+    repeated by the later input, read as a success. The calls left are held for observations to come (``calls``).
+    Returns the observations that ran one of several calls and tell not which."""
+    unpaired: list[str] = []
+    for name in dict.fromkeys(c[2] for c in made):
+        mine, kept = [c for c in made if c[2] == name], []
+        for t, obs, w in early.get(name, ()):
+            pending = [c for c in mine if c[0] <= t and c[1] not in answers]
+            call = ran(pending, obs.get("input")) if pending else None
+            if call is not None:
+                answers[call] = obs
+                masked += [(w, "output", mask) for mask in (_mask(obs.get("output")),) if mask is not None]
+            elif pending:
+                unpaired.append(w)
+            else:
+                kept.append((t, obs, w))
+        early[name] = kept
+        calls.setdefault(name, []).extend(c for c in mine if c[1] not in answers)
+    return unpaired
 
 
 def _runs(indices: list[int]) -> Iterator[tuple[int, int]]:
