@@ -819,22 +819,42 @@ def test_two_agents_interleaved_with_outputs_hidden_read_as_recorded_bar_each_la
     assert len(said) == 1 and f"; {sum(hide)} such answer" in said[0], said
 
 
-def test_another_agents_call_at_a_shared_prompt_with_an_earlier_turn_takes_no_hidden_answer(caplog):
+@pytest.mark.parametrize("greets", [False, True])
+def test_another_agents_call_at_a_shared_prompt_with_an_earlier_turn_takes_no_hidden_answer(greets, caplog):
     """Another agent's call under the same session.id, its history starting with the same system prompt, sends an
-    earlier turn of its own (an answer of its model's, after its user's words): the join anchors it at the shared
-    prompt, and its answer was taken for a window that kept a hidden answer but not the words it answered. The
-    hidden answer was then read as the next input of its own history puts it, after the other agent's turn, and the
-    cancel call it made was dated by that input, after the failed cancel run (a TOOL span naming no call), whose
-    result was not flagged. A window's input goes on from the kept prompt with the answer itself; this one goes on
-    with the user's words: the conversation reads as with the outputs recorded, bar the last answer."""
+    earlier turn of its own (an answer of its model's, after its user's words, or a greeting first): the join
+    anchors it at the shared prompt, and its answer was taken for a window that kept a hidden answer but not the
+    words it answered, the hidden answer's wait ended. That answer was then read as the next input of its own
+    history puts it, after the other agent's turn, and the cancel call it made was dated by that input, after the
+    failed cancel run (a TOOL span naming no call), whose result was not flagged. Such a window's reading leaves the
+    answer waiting for an input that goes on from it: the conversation reads as with the outputs recorded, bar the
+    last answer."""
     doc = langchain_spans(openai_messages(), {"c2"})
     times = sorted(int(s["startTimeUnixNano"]) for s in _spans(doc) if s["name"] == "ChatCompletion")
-    other = [openai_messages()[0], *BOOKING[1:5]]  # the shared prompt, a turn of its own, then its next answer
+    turn = [{"role": "assistant", "content": "Hello, I book flights."}, BOOKING[1]] if greets else BOOKING[1:4]
+    other = [openai_messages()[0], *turn, BOOKING[4]]  # the shared prompt, a turn of its own, then its next answer
     hid = _without(doc, "llm.output_messages.", output_value="__REDACTED__")
     (whole,) = read(_beside(doc, other, times[2] + 3))
     with caplog.at_level(logging.WARNING):
         (conv,) = read(_beside(hid, other, times[2] + 3))
     assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
     assert conv.failed_calls == whole.failed_calls == frozenset({"c2"})
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said
+
+
+def test_a_window_that_puts_a_summary_before_a_hidden_answer_it_kept_dates_its_calls_by_their_span(caplog):
+    """Guard: the last call's input is the system prompt, a summary, and the cancel call with its result: a window
+    that kept the hidden answer but not the user's "yes" it answered, anchored at the prompt. The answer is read
+    there, in its history: its cancel call dated by the span that made it, the failed run (a TOOL span naming no
+    call) flags it, and only the last answer is counted missing."""
+    doc, messages = langchain_spans(openai_messages(), {"c2"}), openai_messages()
+    last = max((s for s in _spans(doc) if s["name"] == "ChatCompletion"), key=lambda s: int(s["startTimeUnixNano"]))
+    summary = {"role": "user", "content": "Summary: the user asked to cancel a reservation."}
+    last["attributes"] = [a for a in last["attributes"] if not a["key"].startswith("llm.input_messages.")]
+    last["attributes"] += flattened("llm.input_messages", [messages[0], summary, *messages[6:8]])
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(_without(doc, "llm.output_messages.", output_value="__REDACTED__"))
+    assert conv.failed_calls == frozenset({"c2"})
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
     assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said

@@ -884,7 +884,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # observations of their tools that started after its generation and were read before that input (no call held then):
 # a failed run (level ERROR) flagged nothing, its result read as a success, or missing where only the observation
 # gave it. Every other observation, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 259
+# 260: 257's rule replaced: a hidden answer (255) a window's input read (the other agent's turn of 257 reads alike,
+# whatever its first message) still waits for an input of its history anchored where it waits, which puts it after
+# the input it answers, as 256 does; it is no longer counted missing. A window that puts a summary before the answer
+# it kept (its first new message no answer) dates that answer's calls by their span again, as 255 did. Every other
+# span and observation, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 260
 
 
 @dataclass(frozen=True)

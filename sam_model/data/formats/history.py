@@ -94,18 +94,20 @@ def answer_late(conv: list[Any], at: dict[str, int], after: list[str | None], p:
 
 
 class Unrecorded:
-    """The answers of model calls whose output was not recorded (OpenInference's hidden outputs), each read where a
-    later call of its own history repeats it, and put right after the input it answers (:func:`answer_late`). The
-    join tells the history a call goes on: the call whose input ends where its input is anchored (:func:`anchor`),
-    else, where a window or a summary moved the anchor up, the history that read the anchor (a call anchored at none
-    starts one). The next call in time under the same conversation id may be another agent's, interleaved: taken to
+    """The answers of model calls whose output was not recorded (OpenInference's hidden outputs, Langfuse's masked
+    ones), each read where a later call of its own history repeats it, and put right after the input it answers
+    (:func:`answer_late`). The join tells the history a call goes on: the call whose input ends where its input is
+    anchored (:func:`anchor`), else, where a window or a summary moved the anchor up, the history that read the
+    anchor (a call anchored at none starts one). The next call in time under the same conversation id may be another agent's, interleaved: taken to
     repeat the answer, it counted one missing that a later call of its own history repeats, and the calls of
-    another history's answer were dated by it."""
+    another history's answer were dated by it. An answer a window read is left waiting: another agent's call at a
+    system prompt both histories start with, sending a turn of its own, reads as such a window."""
 
     def __init__(self) -> None:
         self.waiting: dict[int, tuple[Any, int]] = {}  # where such a call's input ends in conv -> (its start, history)
         self.history: list[int] = []  # per message of conv, its history (conv's length where it started: an id)
         self.dropped = 0  # answers the next call of their history did not repeat (a window, a retry with a nudge)
+        self.windowed: set[int] = set()  # places of ``waiting`` whose answer a window's input read (not missing)
 
     def join(self, conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
              key: Callable[[Any], str], keys: list[str], start: Any, hidden: bool) -> tuple[int, int, Any, list[Any]]:
@@ -113,7 +115,7 @@ class Unrecorded:
         anchor's place (-1: none), ``conv``'s length before the call's own messages, the start of the call whose
         answer its input repeats (the calls that answer made are dated by it; None: none), and that answer where
         it was put after the input it answers (empty where it was read as the input places it)."""
-        made, answer, k = None, [], 0
+        made, answer = None, []
         if self.waiting and inp:
             found, q, run = anchor(conv, at, after, keys, len(inp), key)
             k = next((j for j, m in enumerate(inp[q + 1:]) if not _said(m)), len(inp) - q - 1)
@@ -122,6 +124,7 @@ class Unrecorded:
                 answer_late(conv, at, after, found, answer, keys[q + 1:q + 1 + k], key)
                 self.history[found + 1:found + 1] = [self.history[found]] * k
                 self.waiting = {p + k if p > found else p: w for p, w in self.waiting.items()}
+                self.windowed = {p + k if p > found else p for p in self.windowed if p != found}
         before = len(conv)
         found, end = join(conv, at, after, inp, out, key, keys)
         mine = self.history[found] if found >= 0 else before
@@ -132,21 +135,22 @@ class Unrecorded:
         if not answer and found in self.waiting and (new or out or end != found):  # not one call recorded twice
             waited = self.waiting.pop(found)[0]
             made = waited if said else None  # its answer read further on (after a nudge), or dropped
-            self.dropped += bool(new) and not said
-        elif not answer and said and k and found not in self.waiting:  # anchored before where the input ends, the
-            # answer right after the anchor: a window that kept the answer, not the words it answered (another agent's
-            # call at a shared system prompt that sends a turn of its own goes on with its user's words)
-            ours = [w for w in self.waiting.items() if w[1][1] == mine]
-            if ours:  # the latest of its history's
+            self.dropped += bool(new) and not said and found not in self.windowed
+            self.windowed.discard(found)
+        elif not answer and said and found not in self.waiting:  # anchored before where the input ends: a window
+            ours = [w for w in self.waiting.items() if w[1][1] == mine and w[0] not in self.windowed]  # kept the answer,
+            if ours:  # not the words it answered: the latest of its history's, read here but left waiting (another
+                # agent's call at a system prompt both histories start with, sending a turn of its own, reads alike:
+                # the answer's own next input, anchored where it waits, still puts it after the input it answers)
                 place, (made, _) = max(ours, key=lambda w: w[1][0])
-                del self.waiting[place]
+                self.windowed.add(place)
         if hidden and end >= 0:
             self.waiting.setdefault(end, (start, mine))
         return found, before, made, answer
 
     def missing(self) -> int:
         """The answers no later input of their history repeats: dropped, or the last of a history."""
-        return self.dropped + len(self.waiting)
+        return self.dropped + len(self.waiting) - len(self.windowed)
 
 
 def _said(m: Any) -> bool:
