@@ -858,3 +858,21 @@ def test_a_window_that_puts_a_summary_before_a_hidden_answer_it_kept_dates_its_c
     assert conv.failed_calls == frozenset({"c2"})
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
     assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said
+
+
+def test_a_hidden_answer_in_the_words_another_agent_just_said_is_read_in_its_place(caplog):
+    """Another agent's call under the same session.id, read just before the next call of a hidden answer's history,
+    answered in the very words of that hidden answer: the next input's repeat of the answer was taken for that agent's
+    message (the latest read, after words a window would have dropped), the input anchored there. The hidden answer
+    was lost though its next input repeats it, and counted missing. The input goes on from where the answer waits:
+    read there, the conversation reads as with the outputs recorded, bar the last answer."""
+    doc = langchain_spans(openai_messages(), {"c2"})
+    times = sorted(int(s["startTimeUnixNano"]) for s in _spans(doc) if s["name"] == "ChatCompletion")
+    same = [*OTHER[:2], openai_messages()[4]]  # its answer in the words of the second call's
+    hid = _without(doc, "llm.output_messages.", output_value="__REDACTED__")
+    (whole,) = read(_beside(doc, same, times[1] + 3))
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(_beside(hid, same, times[1] + 3))
+    assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said

@@ -889,7 +889,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # the input it answers, as 256 does; it is no longer counted missing. A window that puts a summary before the answer
 # it kept (its first new message no answer) dates that answer's calls by their span again, as 255 did. Every other
 # span and observation, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 260
+# 261: an input that goes on from a hidden or masked answer (255, 258) in the words of the latest message read
+# (another agent's, under the same conversation id) is anchored where the answer waits, not at that message (the
+# join's window rule): the answer was lost though the input repeats it, and counted missing. Every other span and
+# observation, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 261
 
 
 @dataclass(frozen=True)

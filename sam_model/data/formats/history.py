@@ -118,6 +118,9 @@ class Unrecorded:
         made, answer = None, []
         if self.waiting and inp:
             found, q, run = anchor(conv, at, after, keys, len(inp), key)
+            b = at.get(keys[q - 1], -1) if q > 0 and found not in self.waiting else -1
+            if b in self.waiting and after[found] != keys[q - 1] and _said(inp[q]):  # anchored at the latest message
+                found, q, run = b, q - 1, 0  # (another agent's) in the words of the answer waiting where it goes on
             k = next((j for j, m in enumerate(inp[q + 1:]) if not _said(m)), len(inp) - q - 1)
             if found in self.waiting and not run and k:  # the input goes on from one whose answer was hidden
                 made, answer = self.waiting.pop(found)[0], inp[q + 1:q + 1 + k]
