@@ -49,6 +49,20 @@ def pick(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return max(rows, key=lambda r: (round(r["mrr"], 9), -r.get("lexical", 0.0), -rank[r["used_order"]]))
 
 
+def why(record: dict[str, Any]) -> str:
+    """Why ``record``'s chosen setting won, in words: its MRR and the runner-up's, or the settings it tied with and
+    the tie order. :data:`RULE` alone after every choice read as a tie where the winner led by 0.07."""
+    key = lambda r: round(r["mrr"], 9)  # noqa: E731 - pick's tie test
+    chosen = pick(record["table"])
+    others = [r for r in record["table"] if r is not chosen]
+    tied = [r for r in others if key(r) == key(chosen)]
+    if tied:
+        return (f"validation MRR {chosen['mrr']:.3f}, tied (equal to 9 decimals) with {len(tied)} other "
+                f"setting{'s' * (len(tied) > 1)}; {RULE.split('; ', 1)[1]}")
+    runner = f" against {max(others, key=key)['mrr']:.3f} next" if others else ""
+    return f"the highest validation MRR, {chosen['mrr']:.3f}{runner}"
+
+
 def grid(data, own: float, lexicals=LEXICALS) -> tuple[tuple[float, ...], str | None]:
     """The lexical weights to choose among on ``data`` and, where it is too small to choose one (fewer decisions
     than MIN_VAL_DECISIONS, the one rule for a choice on validation data), the warning that the store's own
@@ -225,7 +239,7 @@ def _main(argv: list[str] | None) -> int:
                           lexicals=lexicals)
     record["log"]["split"] = args.split
     print("\n".join(order_table(record)))
-    print(f"chose used_order {record['used_order']}, lexical {record['lexical']:g}: {RULE}")
+    print(f"chose used_order {record['used_order']}, lexical {record['lexical']:g}: {why(record)}")
     if args.record:
         from sam_model.io import atomic_write_text
 

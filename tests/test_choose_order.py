@@ -16,7 +16,7 @@ import torch
 from test_opening import make_net
 from test_task_first import EMPTY, data_of, event, write
 
-from sam_model.choose_order import LEXICALS, ORDERS, RULE, choose_order, main, pick
+from sam_model.choose_order import LEXICALS, ORDERS, RULE, choose_order, main, pick, why
 from sam_model.evaluation.run import score_orders, score_retriever
 from sam_model.export import save_exported
 from sam_model.retriever import SAMRetriever
@@ -103,7 +103,10 @@ def test_the_choice_lands_in_config_json_and_is_what_the_loaded_store_serves(tin
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["used_order"] == (want or "off") and len(record["table"]) == 3
     assert json.loads((out / "training.json").read_text())["used_order_chosen"]["used_order"] == (want or "off")
-    assert "chose used_order" in capsys.readouterr().out
+    chose = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("chose used_order"))
+    best = max(r["mrr"] for r in record["table"])
+    tied = sum(round(r["mrr"], 9) == round(best, 9) for r in record["table"]) > 1
+    assert ("tie" in chose) == tied and f"{best:.3f}" in chose  # a tie said only where the table holds one
 
 
 def test_a_choice_on_the_test_split_is_refused(tmp_path, capsys):
@@ -288,3 +291,15 @@ def test_the_ordering_alone_is_refused_in_one_line_where_the_record_cannot_give_
         order_alone({"used_order": "off", "lexical": 0.5, "table": table})
     kept = {"used_order": "model", "lexical": 0.0, "table": table[:2]}  # one weight scored: it was the store's
     assert order_alone(kept)["used_order"] == "model"
+
+
+def test_the_choice_says_a_tie_only_where_there_is_one():
+    """The walkthrough's held-out log chose off at 0.972 MRR over 0.951 and 0.900, and the line read "(equal to 9
+    decimals: a tie)": the rule's text printed after every choice. The line now says which it was."""
+    rows = [{"used_order": o, "lexical": w, "mrr": m}
+            for o, w, m in [("off", 0.0, 0.972), ("model", 0.0, 0.9), ("off", 0.1, 0.951)]]
+    record = {"used_order": "off", "lexical": 0.0, "table": rows}
+    assert why(record) == "the highest validation MRR, 0.972 against 0.951 next" and "tie" not in why(record)
+    rows[1]["mrr"] = 0.972 + 1e-12  # a tie at 9 decimals: off beats model by the tie order
+    said = why(record)
+    assert "tied (equal to 9 decimals) with 1 other setting;" in said and "then to off, then model" in said

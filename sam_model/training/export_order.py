@@ -16,7 +16,7 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from sam_model.choose_order import CHOICES, LEXICALS, choose_order, order_table, with_order
+from sam_model.choose_order import CHOICES, LEXICALS, choose_order, order_table, why, with_order
 from sam_model.io import SAMFileError
 from sam_model.training.split_report import MIN_VAL_DECISIONS
 
@@ -131,5 +131,5 @@ def export_order(retriever, dm, order: str | None, on: list[str] | None = None, 
                           lexicals=LEXICALS if joint else None)
     say("\n".join(order_table(record)))
     chose = f", lexical {record['lexical']:g}" if joint else ""
-    say(f"export.used_order auto: chose {record['used_order']}{chose} ({record['rule']})")
+    say(f"export.used_order auto: chose {record['used_order']}{chose} ({why(record)})")
     return with_order(retriever, record)
