@@ -233,6 +233,10 @@ def _main(argv: list[str] | None) -> int:
     data = read_log(args.choose_on, args, progress=False)  # before the model loads: a typo fails in a second
     if (few := few_decisions_warning(data)) is not None:
         say(few)
+    weights = len(grid(data, 0.0, lexicals or (0.0,))[0])  # how many the scoring below tries (a small log: one)
+    what = "used_order and lexical weight" if weights > 1 else "used_order"
+    say(f"choosing the store's {what} on {args.choose_on} ({len(data.examples)} decision points): scoring "
+        f"{len(ORDERS) * weights} settings ...")  # the slow part said first: silent for as long before
     retriever = SAMRetriever.load(args.retriever, args.device)
     record = choose_order(retriever, data, label=str(args.choose_on), scope=args.scope, depth=args.depth,
                           seed=args.seed, batch_size=args.batch_size, chunking=args.chunking, say=say,

@@ -103,10 +103,14 @@ def test_the_choice_lands_in_config_json_and_is_what_the_loaded_store_serves(tin
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["used_order"] == (want or "off") and len(record["table"]) == 3
     assert json.loads((out / "training.json").read_text())["used_order_chosen"]["used_order"] == (want or "off")
-    chose = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("chose used_order"))
+    said = capsys.readouterr()
+    chose = next(line for line in said.out.splitlines() if line.startswith("chose used_order"))
     best = max(r["mrr"] for r in record["table"])
     tied = sum(round(r["mrr"], 9) == round(best, 9) for r in record["table"]) > 1
     assert ("tie" in chose) == tied and f"{best:.3f}" in chose  # a tie said only where the table holds one
+    err = said.err  # the slow scoring is announced before it starts, with what it scores
+    assert err.index("choosing the store's used_order on") < err.index("  scored off, model, latest")
+    assert f"{log} (6 decision points): scoring 3 settings ..." in err  # 6 < MIN_VAL_DECISIONS: the ordering alone
 
 
 def test_a_choice_on_the_test_split_is_refused(tmp_path, capsys):
