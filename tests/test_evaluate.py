@@ -275,7 +275,12 @@ def test_cli_global_scope_subset(demo_log, tmp_path, monkeypatch, capsys):
     assert report["scope"] == "global" and report["n_queries"] == 15
     assert list(report["methods"]) == ["sam", "recency", "bm25-state"]
     assert {"recall@3", "precision@3", "coverage@3", "recall@1", "recall@10"} <= set(report["methods"]["sam"])
-    assert "bm25-state" in capsys.readouterr().out  # the table is printed
+    printed = capsys.readouterr().out
+    assert "bm25-state" in printed  # the table is printed
+    wrote = printed.strip().splitlines()[-1]  # the last line names every file written, the plots the README promises
+    figures = report["diagnostics"]["figures"].values()
+    assert "projection_by_phase.png" in figures and wrote.startswith(f"wrote {out / 'report.json'}")
+    assert all(str(out / name) in wrote for name in ("report.md", "per_query.jsonl", *figures))
 
 
 def test_errors_name_the_missing_or_bad_file(demo_log, tmp_path, capsys):

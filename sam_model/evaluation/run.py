@@ -360,7 +360,9 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
             writer.close()
     if not quiet:
         print_table(report)
-        print(f"wrote {out / 'report.json'}, {out / 'report.md'} and {out / 'per_query.jsonl'}")
+        wrote = [out / name for name in ("report.json", "report.md", "per_query.jsonl",
+                                         *diagnostics["figures"].values())]  # the plots too: the README promises them
+        print(f"wrote {', '.join(map(str, wrote[:-1]))} and {wrote[-1]}")
     return report
 
 
