@@ -79,3 +79,26 @@ def test_the_checker_finds_a_missing_file_a_missing_anchor_and_passes_good_ones(
         "docs/b.md (no such file)", "docs/a.md#evaluate (no heading of a.md has that anchor)",
         "#nowhere (no heading of README.md has that anchor)"]
     assert all(g.endswith(")") and ":6: " in g for g in got)
+
+
+USER_CONFIGS = ("adapt.yaml",)  # the configs the README's "Train on your own logs" has a user open
+POINTER = re.compile(r"(README|docs/[\w/.-]+\.md),?\s+\"([^\"]+)\"")
+
+
+def pointers(config_text: str) -> list[tuple[str, str]]:
+    """(file, section title) of every ``FILE "Title"`` pointer in a config's comments, a title wrapped across lines
+    read whole."""
+    comments = " ".join(line.split("#", 1)[1].strip() for line in config_text.splitlines() if "#" in line)
+    return [("README.md" if f == "README" else f, title) for f, title in POINTER.findall(comments)]
+
+
+def test_a_user_configs_pointers_name_a_file_that_holds_the_section():
+    """adapt.yaml sent its reader to README "Mixed back: adapting without forgetting" after the README's detail moved
+    into docs/: no such section there. Each pointer now names the file that holds the title."""
+    root = Path(docset.__file__).resolve().parents[1]
+    for name in USER_CONFIGS:
+        found = pointers((root / "configs" / name).read_text())
+        assert found, name
+        for file, title in found:
+            assert title in (root / file).read_text(), f"configs/{name}: {file} has no {title!r}"
+    assert pointers('# x (README\n# "A b") and docs/x.md "C"') == [("README.md", "A b"), ("docs/x.md", "C")]
