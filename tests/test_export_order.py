@@ -269,3 +269,20 @@ def test_a_ddp_fit_chooses_on_rank_0_alone_and_exports(tmp_path, tiny_bert_dir):
     out = tmp_path / "ddp" / "export"
     record = json.loads((out / "training.json").read_text())["used_order_chosen"]
     assert len(record["table"]) == 12 and SAMRetriever.load(out, device="cpu").store.config.lexical == record["lexical"]
+
+
+def test_a_fit_ends_saying_what_next_with_its_export_and_its_curves(tmp_path, tiny_bert_dir, capsys):
+    """A fit ended on the export's path: the walkthrough's user went back to the README for how to load it, how to
+    measure it and where its TensorBoard curves were. The line after the export says the three, with its paths."""
+    from sam_model.data.synthetic import write_synthetic
+
+    log = tmp_path / "train.jsonl"
+    write_synthetic(log, 20, seed=0)
+    train_main(["fit", "--config", str(_config(tmp_path, "tb", log, tiny_bert_dir, tensorboard=True)),
+                "--trainer.max_epochs=1"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-2].startswith("exported ") and lines[-1].startswith("next: ")
+    export, curves = tmp_path / "tb" / "export", tmp_path / "tb" / "tb"
+    assert f"SAMRetriever.load({str(export)!r})" in lines[-1] and f"--retriever {export} " in lines[-1]
+    assert lines[-1].endswith(f"tensorboard --logdir {curves}") and list(curves.rglob("events.out.tfevents.*"))
+    assert (export / "config.json").is_file()

@@ -197,6 +197,7 @@ class SAMCLI(LightningCLI):
         said = ([f"store.used_order {store.used_order or 'off'}"] if order else []) + (
             [f"store.lexical {store.lexical:g}"] if lexical is not None else [])
         print(f"exported {ckpt} -> {out}" + (f" ({', '.join(said)})" if said else ""))
+        print(next_steps(out, self.trainer.logger))
 
     def instantiate_trainer(self, **kwargs):
         trainer = super().instantiate_trainer(**kwargs)
@@ -206,6 +207,16 @@ class SAMCLI(LightningCLI):
             replaces += earlier_logs(trainer)
         replace_after_first_save(trainer, replaces)
         return trainer
+
+
+def next_steps(export: Path, logger) -> str:
+    """What to do with a fit's export, in one line: load it, measure it, see its curves. A fit ended on the export's
+    path, and a new user went back to the README for each of the three."""
+    tb = getattr(logger, "root_dir", None)  # TensorBoardLogger's folder of versions; another logger says none
+    curves = f"; its training curves: tensorboard --logdir {tb}" if tb else ""
+    return (f"next: SAMRetriever.load({str(export)!r}) in your agent (README \"Use it in your agent\"); "
+            f"sam-eval --retriever {export} --data LOG --out {Path(export).parent / 'eval'} measures it on "
+            f"conversations it did not train on{curves}")
 
 
 def _absolute_bert_path(config) -> None:
