@@ -599,3 +599,55 @@ def test_few_decisions_are_warned_of(demo_log, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(split_report, "MIN_VAL_DECISIONS", 15)
     assert main([*base, "--out", str(tmp_path / "enough")]) == 0
     assert "warning:" not in capsys.readouterr().err
+
+
+def _chats(path: Path, n: int = 12) -> Path:
+    """``n`` OpenAI chat conversations, each a user's order id and a tool call taking it: a transcript file, which
+    alone has the fixed train/test split."""
+    lines = []
+    for i in range(n):
+        call = {"id": f"c{i}", "type": "function",
+                "function": {"name": "get_order", "arguments": json.dumps({"order_id": f"ORD{i:04d}X"})}}
+        lines.append(json.dumps({"id": f"chat-{i}", "messages": [
+            {"role": "user", "content": f"Hi, my order ORD{i:04d}X never came."},
+            {"role": "assistant", "content": "Let me look."},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": json.dumps({"status": "lost"})}]}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _trained_on(path: str, split: str) -> HashedBowRetriever:
+    """A retriever whose training record names ``path`` as its training file, read with ``split``."""
+    from types import SimpleNamespace
+
+    r = HashedBowRetriever()
+    r.net = SimpleNamespace(training_info={"data": {"sources": [{"path": path}], "transcript_split": split}},
+                            modules=lambda: [])
+    return r
+
+
+@pytest.mark.parametrize(("fit_split", "eval_split", "warned"),
+                         [("all", "test", True), ("all", "all", True), ("train", "all", True), ("train", "test", False)])
+def test_measuring_on_the_file_it_trained_on_is_warned(tmp_path, monkeypatch, capsys, fit_split, eval_split, warned):
+    """The walkthrough's fit of adapt.yaml read the whole log, and sam-eval --split test of that log printed
+    held-out-looking figures of conversations it trained on, silently. A training file of the --data file's name is
+    now warned in one line, except the README's held-out way (the fit's train split, measured on the test split)."""
+    from sam_model.retriever import SAMRetriever
+
+    chats = _chats(tmp_path / "chats.jsonl")
+    fit_path = f"some/folder/{chats.name}"  # as the fit was given it, relative to where it ran
+    monkeypatch.setattr(SAMRetriever, "load", classmethod(lambda cls, path, device=None: _trained_on(fit_path,
+                                                                                                     fit_split)))
+    argv = ["--retriever", "x", "--data", str(chats), "--out", str(tmp_path / "r"), "--baselines", "none",
+            "--split", eval_split, "--latency-queries", "1", "--compare", "other=y"]
+    assert main(argv) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning: ")
+            and "trained on" in line]
+    assert len(said) == (2 if warned else 0)  # the retriever and its --compare model, each named
+    if warned:
+        assert said[0].startswith(f"warning: sam trained on {fit_path} ") and said[1].startswith("warning: other ")
+        assert f"if that is {chats}," in said[0] and "--split test" in said[0]
+    monkeypatch.setattr(SAMRetriever, "load", classmethod(lambda cls, path, device=None: _trained_on("b.jsonl", "all")))
+    assert main([*argv[:-2], "--out", str(tmp_path / "r2")]) == 0  # another file: nothing said
+    assert "trained on" not in capsys.readouterr().err

@@ -547,6 +547,11 @@ def main(argv: list[str] | None = None) -> int:
 
         retriever = SAMRetriever.load(args.retriever, args.device)
         compare = {name: SAMRetriever.load(path, args.device) for name, path in compare_paths.items()}
+        from sam_model.evaluation.seen import trained_on_warning
+
+        for name, model in {"sam": retriever, **compare}.items():  # figures that look held-out and are not
+            if (seen := trained_on_warning(name, model, args.data, args.split)) is not None:
+                print(seen, file=sys.stderr)
         report = evaluate(data, args.out, retriever, scope=args.scope, ks=args.k, baselines=args.baselines,
                           compare=compare, tensorboard=args.tensorboard, depth=args.depth,
                           latency_queries=args.latency_queries, tsne_points=args.tsne_points, seed=args.seed,
