@@ -238,6 +238,10 @@ def _main(argv: list[str] | None) -> int:
     say(f"choosing the store's {what} on {args.choose_on} ({len(data.examples)} decision points): scoring "
         f"{len(ORDERS) * weights} settings ...")  # the slow part said first: silent for as long before
     retriever = SAMRetriever.load(args.retriever, args.device)
+    from sam_model.evaluation.seen import CHOOSING, trained_on_warning
+
+    if (seen := trained_on_warning(args.retriever, retriever, args.choose_on, args.split, CHOOSING)) is not None:
+        say(seen)  # its training conversations favour whatever it learned there
     record = choose_order(retriever, data, label=str(args.choose_on), scope=args.scope, depth=args.depth,
                           seed=args.seed, batch_size=args.batch_size, chunking=args.chunking, say=say,
                           lexicals=lexicals)

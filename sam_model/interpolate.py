@@ -253,6 +253,12 @@ def choose_weight(first: str | os.PathLike, second: str | os.PathLike, weights: 
 
     ra, rb = SAMRetriever.load(first, device="cpu"), SAMRetriever.load(second, device="cpu")  # as interpolate
     names = (str(first), str(second))
+    from sam_model.evaluation.seen import CHOOSING, trained_on_warning
+
+    for name, model in zip(names, (ra, rb)):  # a log a model trained on favours that model's end of w
+        for path in logs:
+            if (seen := trained_on_warning(name, model, path, args.split, CHOOSING)) is not None:
+                say(seen)
     check_compatible(ra.net, rb.net, names)
     check_lineage(first, ra.net, rb.net, names)
     learned = serves_learned(ra.net, ra.store.config)  # asked now: work may be ra.net, its weights mixed below

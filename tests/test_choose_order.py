@@ -307,3 +307,19 @@ def test_the_choice_says_a_tie_only_where_there_is_one():
     rows[1]["mrr"] = 0.972 + 1e-12  # a tie at 9 decimals: off beats model by the tie order
     said = why(record)
     assert "tied (equal to 9 decimals) with 1 other setting;" in said and "then to off, then model" in said
+
+
+def test_choosing_on_the_file_the_model_trained_on_is_warned(tiny_bert_dir, tmp_path, capsys):
+    """A walkthrough's --choose-on of the log the model was adapted on chose silently, on conversations that favour
+    what it learned there; its training record names the file, and the choice now says so in one line."""
+    net = _retriever(tiny_bert_dir).net
+    log = write(tmp_path / "val.jsonl", [e for i in range(3) for e in _new(f"t{i}")])
+    for trained_on, warned in (("elsewhere/val.jsonl", True), ("elsewhere/other.jsonl", False)):
+        net.training_info = {"data": {"sources": [{"path": trained_on}], "transcript_split": "all"}}
+        export = save_exported(net, tmp_path / "export", StoreConfig(provenance=False))
+        assert main([str(export), "--choose-on", str(log)]) == 0
+        said = [line for line in capsys.readouterr().err.splitlines() if "trained on" in line]
+        assert len(said) == warned
+        if warned:
+            assert said[0].startswith(f"warning: {export} trained on {trained_on} ")
+            assert f"if that is {log}," in said[0] and "--data.val" in said[0]

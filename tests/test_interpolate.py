@@ -379,3 +379,20 @@ def test_a_mix_of_learned_lexical_weights_serves_the_mixs_own(tiny_bert_dir, sma
                  "--weights", "0,1"]) == 0
     assert len(seen) == 2 and seen[0] == pytest.approx(learned(0.7)) and seen[1] == pytest.approx(learned(-1.0))
     assert all(seen[i] == pytest.approx(learned(raw[i])) for i in seen)
+
+
+def test_choose_on_a_log_the_fine_tune_trained_on_is_warned(pair, tiny_bert_dir, small_demo_logs, tmp_path, capsys):
+    """--choose-on of the log the fine-tune was adapted on favours w = 1 (its own conversations) and was taken
+    silently; the fine-tune's training record names the file, and the choice now says so in one line."""
+    base_dir, _, _ = pair
+    train, heldout = small_demo_logs
+    tuned = net(tiny_bert_dir, 1)
+    tuned.training_info = {"data": {"sources": [{"path": f"my_agent/{train.name}"}]}, "init_from": "base"}
+    tuned_dir = save_exported(tuned, tmp_path / "tuned")
+    assert choose((base_dir, tuned_dir, None), train, tmp_path / "mixed", "--weights", "0,1") == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "trained on" in line]
+    assert said == [f"warning: {tuned_dir} trained on my_agent/{train.name} (its training.json, data.sources; "
+                    f"transcript_split all): if that is {train}, these are conversations it trained on, not held-out "
+                    "ones; choose on conversations kept out of its training (e.g. the fit's --data.val file)"]
+    assert choose((base_dir, tuned_dir, None), heldout, tmp_path / "mixed", "--weights", "0,1") == 0
+    assert "trained on" not in capsys.readouterr().err  # a log neither trained on: nothing said

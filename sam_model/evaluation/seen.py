@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+CHOOSING = "choose on conversations kept out of its training (e.g. the fit's --data.val file)"
 
-def trained_on_warning(name: str, retriever, data_path: str, split: str) -> str | None:
+
+def trained_on_warning(name: str, retriever, data_path: str, split: str, fix: str | None = None) -> str | None:
     """One warning line where ``retriever`` (shown as ``name``) trained on a file named as ``data_path`` and the
-    evaluation reads more than that file's test split of a fit that read its train split alone; else None."""
+    evaluation reads more than that file's test split of a fit that read its train split alone; else None.
+    ``fix``: what to do instead (default: sam-eval's, the held-out split; :data:`CHOOSING` for a choice on
+    validation data, whose --split test is refused)."""
     info = getattr(getattr(retriever, "net", None), "training_info", None) or {}
     data = info.get("data") if isinstance(info, dict) else None
     if not isinstance(data, dict):
@@ -26,8 +30,8 @@ def trained_on_warning(name: str, retriever, data_path: str, split: str) -> str 
     for source in data.get("sources") or []:
         path = source.get("path") if isinstance(source, dict) else source
         if path and Path(str(path)).name == wanted:
-            fix = "measure with --split test" if fit_split == "train" else (
-                "fit with --data.transcript_split train and measure with --split test")
+            fix = fix or ("measure with --split test" if fit_split == "train" else
+                          "fit with --data.transcript_split train and measure with --split test")
             return (f"warning: {name} trained on {path} (its training.json, data.sources; transcript_split "
                     f"{fit_split}): if that is {data_path}, these are conversations it trained on, not held-out "
                     f"ones; {fix}")
