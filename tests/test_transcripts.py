@@ -234,6 +234,7 @@ def test_jsonl_container_skip_bad_and_cli(tmp_path, capsys):
     assert main([str(path), str(out), "--skip-bad"]) == 0
     printed = capsys.readouterr().out
     assert "1 conversations" in printed and "skipped 4 bad conversations" in printed and "argument values:" in printed
+    assert printed.strip().splitlines()[-1].startswith(f"next: sam-train fit --config adapt.yaml --data.train '[{path}]' ")
     assert [json.loads(x) for x in gzip.open(out, "rt")] == events
     assert main([str(path), str(out)]) == 1  # the first bad line stops a strict run, named
 

@@ -777,6 +777,9 @@ def _main(argv: list[str]) -> int:
     if args.life > 1:
         print(f"lives of {args.life}: {len(lives)} episodes, "
               f"{candidates / max(report.decision_points, 1):.1f} candidates per decision point")
+    if report.decision_points and args.split == "all":  # the README's check before a fit: say the fit
+        print(f"next: sam-train fit --config adapt.yaml --data.train '[{args.transcripts}]' adapts the default model "
+              f"to them (README \"Train on your own logs\"; the transcripts as they are, or {args.out})")
     return 0
 
 
