@@ -149,15 +149,20 @@ def text_encoder_reference(net: SAMNet) -> dict:
 def served_store(net: SAMNet, store: StoreConfig | None = None) -> StoreConfig:
     """The store settings ``net`` is served with: ``store`` (None: the defaults) with, for a network trained with
     ``lexical_learned``, its learned weight as the lexical weight (StoreConfig.lexical = float(net.lexical_weight)):
-    the store then searches with the lexical evidence the network was trained beside.
+    the store then searches with the lexical evidence the network was trained beside; for one trained with
+    ``lexical_state``, each query's own weight w(v_s), read off the query vector's last part
+    (StoreConfig.lexical_per_query on; sam_model.models.lexstate).
 
     Applied where a retriever is read from a training checkpoint (so evaluate.py, the lodo bench, ScopedMemory and
     sam-serve search with it; it replaces the checkpoint's model.store.lexical), where one is made from a network
     without store settings (SAMRetriever(net)) and where an export is written without them; an export records it in config.json and is read back as written. Which wins: a lexical
     weight set after loading (train.py fit's export.lexical W or auto, the lodo bench's with_lexical, store
-    settings passed to write_export / save_exported) replaces this one.
+    settings passed to write_export / save_exported) replaces this one, the per-query weight too
+    (StoreConfig.with_lexical turns it off).
     """
     store = store or StoreConfig()
+    if net.lexical_state is not None:
+        return dataclasses.replace(store, lexical=0.0, lexical_per_query=True)
     w = net.lexical_weight
     return store if w is None else dataclasses.replace(store, lexical=float(w.detach()))
 

@@ -86,6 +86,13 @@ def reads_recency(encoder: Any) -> bool:
     return getattr(getattr(getattr(inner, "net", None), "reuse", None), "recency", None) is not None
 
 
+def lexical_tail(encoder: Any) -> int:
+    """How many parts end ``encoder``'s vectors after the reuse marks: 1 for a network with SAMConfig.lexical_state
+    (the query's w(v_s), the memory's 0; sam_model.models.lexstate), else 0."""
+    inner = getattr(encoder, "inner", encoder)
+    return int(getattr(getattr(inner, "net", None), "lexical_tail", 0) or 0)
+
+
 def refuse_reuse(model: Any, who: str) -> None:
     """Refuse, in one line, a model that scores reuse within a task (:func:`reads_reuse`) for ``who``, which keeps no
     conversation (SAMMemory, SAMStore, the memory bank's Janus adapters): none can tell a search which memories earlier
@@ -150,6 +157,24 @@ class MemoryStore(StoreSearch, StoreFiles):
         return 0.0 if self.content_only else float(self.config.lexical)
 
     @property
+    def lexical_per_query(self) -> bool:
+        """Whether each query's lexical weight is its vector's last part (StoreConfig.lexical_per_query: a network
+        trained with lexical_state), in place of :attr:`lexical`."""
+        return bool(self.config.lexical_per_query) and not self.content_only
+
+    def query_lexical(self, query: np.ndarray) -> float:
+        """The lexical weight of the search for ``query``: its last part, w(v_s) >= 0, for a per-query store (a
+        vector whose last part is negative is not of such a network: refused in one line), else :attr:`lexical`."""
+        if not self.lexical_per_query:
+            return self.lexical
+        w = float(query[-1])
+        if not w >= 0.0:
+            raise ValueError(f"store.lexical_per_query reads each query's lexical weight off its vector's last part, "
+                             f"which is {w:g} here (a weight is >= 0): search with vectors of the network trained "
+                             "with lexical_state, or set store.lexical_per_query false")
+        return w
+
+    @property
     def keeps_openings(self) -> bool:
         """Whether the store keeps each memory's opens_task (the memories it adds, and its saves with the recorder's
         task openers: store.json ``openings``): where the model reads them (sam_model.models.opening) or
@@ -169,13 +194,18 @@ class MemoryStore(StoreSearch, StoreFiles):
 
     @property
     def reranks(self) -> bool:
-        return bool(self.slot_match) or self.provenance or bool(self.lexical)
+        return bool(self.slot_match) or self.provenance or bool(self.lexical) or self.lexical_per_query
 
     @property
     def scores_uses(self) -> bool:
         """Whether this store's encoder scores reuse within a task (:func:`reads_reuse`): a search must then be told
         which memories earlier calls of the query's task used (``used``), and scores them with u_m = 1."""
         return reads_reuse(self.encoder)
+
+    @property
+    def vector_tail(self) -> int:
+        """The parts after the reuse marks at each vector's end (:func:`lexical_tail`): where u_m sits from the end."""
+        return lexical_tail(self.encoder)
 
     @property
     def scores_recency(self) -> bool:

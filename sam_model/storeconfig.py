@@ -48,6 +48,10 @@ class StoreConfig:
             ties in the model's order (``"latest"``), then the rest (sam_model.data.reuse.used_first); None = off.
             The default of every search of the store (a call's ``used_order`` overrides it), so an agent served
             from a saved store or an export gets it without a flag. A rule: any model may use it.
+        lexical_per_query: each query's lexical weight is the last part of its vector, w(v_s) of a network
+            trained with SAMConfig.lexical_state (sam_model.models.lexstate), in place of the one ``lexical``:
+            set by sam_model.export.served_store for such a network. A fixed weight set after loading wins
+            (:meth:`with_lexical`, which every path that sets one goes through, turns this off). Saved only when on.
     """
 
     slot_match: float = 0.0
@@ -59,6 +63,7 @@ class StoreConfig:
     lexical: float = 0.0
     chunking: dict[str, int] | None = None
     used_order: str | None = None
+    lexical_per_query: bool = False
 
     def __post_init__(self) -> None:
         self.check()
@@ -77,6 +82,7 @@ class StoreConfig:
             ("tie_seed", isinstance(self.tie_seed, int) and not isinstance(self.tie_seed, bool), "an integer"),
             ("lexical", isinstance(self.lexical, (int, float)) and not isinstance(self.lexical, bool)
              and math.isfinite(self.lexical) and self.lexical >= 0, "a finite number >= 0"),
+            ("lexical_per_query", isinstance(self.lexical_per_query, bool), "true or false"),
             ("used_order", self.used_order is None or self.used_order in USED_ORDERS,
              " or ".join(map(json.dumps, USED_ORDERS)) + " or null"),
         ]
@@ -92,7 +98,18 @@ class StoreConfig:
         return Chunking.from_dict(self.chunking)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The fields as saved; ``lexical_per_query`` only when on, so every other store and export saves what it
+        saved before the field existed, and older sam_model versions (which refuse an unknown field) load it."""
+        d = dataclasses.asdict(self)
+        if not d["lexical_per_query"]:
+            del d["lexical_per_query"]
+        return d
+
+    def with_lexical(self, weight: float) -> StoreConfig:
+        """This config with the fixed lexical weight ``weight`` for every query: a weight set after loading (the
+        lodo bench's grid, train.py fit's export.lexical, a choice's record, evaluate's settings) replaces a
+        network's per-query one (``lexical_per_query`` off)."""
+        return dataclasses.replace(self, lexical=float(weight), lexical_per_query=False)
 
     @classmethod
     def from_dict(cls, d: object, where: str = "store") -> StoreConfig:

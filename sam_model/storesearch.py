@@ -101,7 +101,7 @@ class StoreSearch:
             if query_vector is None else query_vector
         return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
                                   agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids,
-                                  query_text=state_to_text(st) if self.lexical else None, fold=fold, exclude=exclude,
+                                  query_text=state_to_text(st) if self.lexical or self.lexical_per_query else None, fold=fold, exclude=exclude,
                                   before=None if episode is None or step is None else (episode, step), used=used,
                                   used_order=used_order)
 
@@ -201,8 +201,9 @@ class StoreSearch:
         top = cand[:depth]
         use = rerank and self.reranks
         extra = None if prior is None else np.asarray(prior(top), dtype=np.float64)
-        if use and self.lexical and query_text is not None:
-            lex = lexical_bonus(query_text, [self._entries[i].text for i in top], self.lexical)
+        weight = self.query_lexical(q) if use else 0.0  # this query's own w(v_s) for a per-query store
+        if use and weight and query_text is not None:
+            lex = lexical_bonus(query_text, [self._entries[i].text for i in top], weight)
             extra = lex if extra is None else extra + lex
         placed = rerank_candidates(top, scores[:depth], ties[:depth], needs, self._sets_of, self.slot_match if use else 0.0,
                          self._links if use and self.provenance else None, _Allowed(self, episode_id, within, gone, late), extra)
@@ -290,11 +291,12 @@ class StoreSearch:
         m = self.index.get_vectors(list(ids)).astype(np.float64)
         if scoring:
             rows = [n for n, i in enumerate(ids) if i in scoring]
+            end = m.shape[1] - self.vector_tail  # u_m (and r_m) end the vector but for a lexical_state model's 0
             if recent is None:
-                m[rows, -1] = 1.0
+                m[rows, end - 1] = 1.0
             else:  # [.., u_m, r_m]: a model with task_recency
-                m[rows, -2] = 1.0
-                m[rows, -1] = [recent[ids[n]] for n in rows]
+                m[rows, end - 2] = 1.0
+                m[rows, end - 1] = [recent[ids[n]] for n in rows]
         return (m * q64).sum(axis=1)
 
     def _candidates(self, q: np.ndarray, n: int, episode_id: Any, within: set | None, by_ids: bool,

@@ -77,7 +77,7 @@ class Variant:
 VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix, brief: each one to plots;
     # opening: one to brief; opening-lr, reuse: each one to opening; reuse-recent, turns: each one to reuse;
     # lexlearn, apart: each one to turns (apart: the loss of the served ranking); lexfast: one to lexlearn, compared
-    # with turns
+    # with turns; lexstate: one to apart (a lexical weight per query, w(v_s))
     "base": Variant("tools.yaml recipe"),
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
@@ -129,6 +129,11 @@ VARIANTS = {  # cumulative up to plots, each one change to the one before; known
                      ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
                       "configs/task_reuse.yaml", "configs/used_apart.yaml"), True, plots="free", brief=0.5, turn=0.5,
                      on="turns"),
+    "lexstate": Variant("+ a lexical weight read from the state (w(v_s)·BM25 of the state text, trained and served per "
+                        "query)",
+                        ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
+                         "configs/task_reuse.yaml", "configs/used_apart.yaml", "configs/lexical_state.yaml",
+                         "configs/lexical_lr.yaml"), True, plots="free", brief=0.5, turn=0.5, on="apart"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25", same_training_as="plots",
                       sgd_mix=0.25),  # a second pass on the plots variant's checkpoint (sgd_mixed)
 }
@@ -240,9 +245,7 @@ def paired_difference(per_query: Path, a: str, b: str) -> tuple[float, float, fl
 
 def with_lexical(retriever, weight: float):
     """The retriever with the store's lexical re-rank at ``weight`` (sam_model.storeconfig.StoreConfig.lexical)."""
-    import dataclasses
-
-    retriever.store.config = dataclasses.replace(retriever.store.config, lexical=weight)
+    retriever.store.config = retriever.store.config.with_lexical(weight)  # a network's per-query weight too
     return retriever
 
 
@@ -276,6 +279,23 @@ def share_text_caches(retrievers) -> None:
                 cache = shared.setdefault((module.cache_key(), module.precision), module._cache)
                 cache.update(module._cache)
                 module._cache = cache
+
+
+def lexical_spread(retriever, data) -> dict[str, float] | None:
+    """The served w(v_s) over ``data``'s decisions (each query vector's last part, the weight the store's lexical
+    re-rank reads: StoreConfig.lexical_per_query): mean, 10th and 90th percentile, for the pre-registered
+    manipulation check (a spread under 0.02 is one scalar again); None for a store without a per-query weight."""
+    import numpy as np
+
+    if not retriever.store.lexical_per_query or not data.examples:
+        return None
+    exs = data.examples
+    q = np.asarray(retriever.encoder.encode_queries([e.state for e in exs], [e.observation for e in exs],
+                                                    steps=[e.step for e in exs],
+                                                    task_starts=[e.task_start for e in exs]), dtype=np.float64)
+    w = q[:, -1]
+    return {"mean": float(w.mean()), "p10": float(np.percentile(w, 10)), "p90": float(np.percentile(w, 90)),
+            "queries": len(w)}
 
 
 def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, args) -> list[dict]:
@@ -330,6 +350,12 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
             rows[-1]["change"] = paired_difference(out / "per_query.jsonl", name, above)
         if name in chosen:
             rows[-1]["lexical"] = {"weight": chosen[name][0], "worlds_mrr": chosen[name][1]}
+        spread = lexical_spread(compare[name], data)
+        if spread is not None:  # said now, so the fold's log holds the manipulation check
+            rows[-1]["lexical_state"] = spread
+            print(f"{held_out}: {name}'s served w(v_s) over {spread['queries']} queries: mean {spread['mean']:.4f}, "
+                  f"p10 {spread['p10']:.4f}, p90 {spread['p90']:.4f} (spread {spread['p90'] - spread['p10']:.4f})",
+                  flush=True)
         if extras:
             rows[-1]["extra"] = extras
     return rows

@@ -154,7 +154,7 @@ class StoreReplay:
         (a subset built and freed for a deeper search, evaluation.run.deepen, could reuse a freed object's id and be
         handed another subset's rankings)."""
         key = (id(data.memories), tuple((e.episode_id, e.step) for e in data.examples), scope, depth, used_order,
-               self.config.lexical)  # a lexical weight's replay (evaluation.run.score_settings) is its own
+               self.config.lexical, self.config.lexical_per_query)  # a lexical weight's replay (evaluation.run.score_settings) is its own
         if key not in self._rankings:  # the memories list is kept with its rankings, so its id stays its own
             self._rankings[key] = (data.memories, self._replay(data, scope, depth, used_order))
         return self._rankings[key][1]

@@ -199,7 +199,7 @@ def score_settings(retriever, data: EvalData, settings: Sequence[tuple[str | Non
     out: dict[tuple[str | None, float | None], dict[str, float]] = {}
     try:
         for order, lexical in settings:
-            base.replay.config = own if lexical is None else dataclasses.replace(own, lexical=float(lexical))
+            base.replay.config = own if lexical is None else own.with_lexical(float(lexical))
             method = base if order is None else StoreMethod(base.name, base.replay, base.rerank, used_order=order)
             events, _ = rank_events(method, search, parents, scope, depth, search_depth, jitter)
             out[(order, lexical)] = mean_metrics(per_query_metrics(events, relevant_positions(data), ks, depth))

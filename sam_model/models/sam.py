@@ -9,7 +9,8 @@ learned time and task context of sam_model.models.time, only with ``time_feature
 ``task_opening``, [.., w(v_s)] and [.., o_m]: whether the memory opened its task (sam_model.models.opening), then,
 only with ``task_reuse``, [.., w_u(v_s)] and [.., u_m]: whether an earlier call of the task used the memory
 (sam_model.models.reuse; u_m is 0 as written, set where it is used), then, only with ``task_recency``,
-[.., w_r(v_s)] and [.., r_m]: how recently the task used it (1/k, k the rank of its latest use). With
+[.., w_r(v_s)] and [.., r_m]: how recently the task used it (1/k, k the rank of its latest use), then, only with
+``lexical_state``, [.., w(v_s)] and [.., 0]: the store's lexical weight for this query (sam_model.models.lexstate). With
 ``state_content`` the content part also carries β times the untrained pooled state text (β learned): the
 dense-state baseline's own signal, fused into the model, so that where the trained state head knows
 nothing (a domain never seen) the score still has what BERT alone knows about the state. Memory
@@ -30,6 +31,7 @@ from torch import nn
 
 from sam_model.limits import MAX_LAYERS, MAX_POSITIONS, MAX_WIDTH, check_int
 from sam_model.models.bert import POOLINGS, load_bert
+from sam_model.models.lexstate import LexicalState
 from sam_model.models.memory_item_encoder import MemoryItemEncoder
 from sam_model.models.opening import TaskOpening
 from sam_model.models.projection import PROJECTIONS, StateProjection
@@ -100,6 +102,11 @@ class SAMConfig:
             0.1), so the rest of the network learns beside the lexical evidence the store will add; served as the
             store's lexical weight (StoreConfig.lexical; sam_model.export.served_store). Off: no parameter, the
             scores exactly those of a model without it.
+        lexical_state: the lexical weight read from the state, per query: w(v_s) = softplus of a linear head of
+            v_s (weights zero, w = 0.1 for every state at start; sam_model.models.lexstate), training adds
+            w(v_s)·L to the scores; served as the query vector's last part (every memory's is 0) and read by the
+            store's lexical re-rank per query (StoreConfig.lexical_per_query). One lexical weight per model: not
+            with lexical_learned. Off: no parameter, the vectors exactly those of a model without it.
     """
 
     bert_path: str = ""
@@ -129,13 +136,14 @@ class SAMConfig:
     task_reuse: bool = False
     task_recency: bool = False
     lexical_learned: bool = False
+    lexical_state: bool = False
 
     def to_dict(self) -> dict:
         """The config as checkpoints and exports save it. ``task_opening`` (and ``task_reuse``) only when on: a model without it saves
         the config written before the field existed, which older sam_model versions load (they refuse an unknown
         field), and a config saved without it loads as off (ADDED_LATER)."""
         d = asdict(self)
-        for name in ("task_opening", "task_reuse", "task_recency", "lexical_learned"):
+        for name in ("task_opening", "task_reuse", "task_recency", "lexical_learned", "lexical_state"):
             if not d[name]:
                 del d[name]
         return d
@@ -212,7 +220,7 @@ def split_search_fields(d: dict) -> tuple[dict, dict]:
 # behaviour (a missing field is an error for every other field: nothing falls back silently).
 ADDED_LATER = {"time_features": 0, "pooling": "mean", "state_content": False, "observation_max_length": 0,
                "state_max_length": 0, "task_opening": False, "task_reuse": False,
-               "task_recency": False, "lexical_learned": False}
+               "task_recency": False, "lexical_learned": False, "lexical_state": False}
 STATE_CONTENT_INIT = 0.1  # β at the start of training: about the weight (1−α) of the observation's content
 LEXICAL_INIT = 0.1  # w at the start of training: the smallest of the store's tried weights (choose_order.LEXICALS)
 
@@ -286,6 +294,13 @@ class SAMNet(nn.Module):
         # softplus⁻¹(0.1): w = softplus(raw) stays >= 0, as the store's weight must
         self.lexical_raw = (nn.Parameter(torch.tensor(math.log(math.expm1(LEXICAL_INIT))))
                             if cfg.lexical_learned else None)
+        if cfg.lexical_state and cfg.lexical_learned:
+            raise ValueError("model.net.lexical_state and model.net.lexical_learned are both on: one lexical weight "
+                             "per model; set one of them to false")
+        if cfg.lexical_state and cfg.query_input != "state":
+            raise ValueError("lexical_state needs query_input 'state' (the content-only ablation reads no state, "
+                             "and its store adds no lexical match)")
+        self.lexical_state = LexicalState(cfg.dim, LEXICAL_INIT) if cfg.lexical_state else None
 
     @property
     def lexical_weight(self) -> torch.Tensor | None:
@@ -305,7 +320,13 @@ class SAMNet(nn.Module):
         return (self.cfg.dim + (self.state_encoder.text_encoder.hidden_size if self.uses_content else 0)
                 + (self.time.out_dim if self.time is not None else 0)
                 + (self.opening.out_dim if self.opening is not None else 0)
-                + (self.reuse.out_dim if self.reuse is not None else 0))
+                + (self.reuse.out_dim if self.reuse is not None else 0)
+                + (self.lexical_state.out_dim if self.lexical_state is not None else 0))
+
+    @property
+    def lexical_tail(self) -> int:
+        """How many parts after the reuse marks end each vector: 1 (w(v_s) / 0) with ``lexical_state``, else 0."""
+        return 0 if self.lexical_state is None else self.lexical_state.out_dim
 
     def read_observation(self, tokens: int) -> None:
         """From now on read the first ``tokens`` tokens of a query's observation (SAMConfig.observation_max_length,
@@ -360,6 +381,8 @@ class SAMNet(nn.Module):
             parts.append(self.opening.query(v_s))
         if self.reuse is not None:
             parts.append(self.reuse.query(v_s))
+        if self.lexical_state is not None:  # last: the store reads it off the query's last part
+            parts.append(self.lexical_state.query(v_s))
         return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]
 
     def observations_read(self, observations: Sequence[str]) -> list[str]:
@@ -389,6 +412,8 @@ class SAMNet(nn.Module):
             parts.append(c.new_zeros(len(c), self.opening.out_dim))
         if self.reuse is not None:
             parts.append(c.new_zeros(len(c), self.reuse.out_dim))
+        if self.lexical_state is not None:  # no state, no lexical weight (nor state text to match)
+            parts.append(c.new_zeros(len(c), self.lexical_state.out_dim))
         return torch.cat(parts, dim=-1)
 
     @property
@@ -424,6 +449,8 @@ class SAMNet(nn.Module):
             parts.append(self.opening.memory(opens, v.dtype))
         if self.reuse is not None:
             parts.append(self.reuse.memory(len(v), v.dtype))
+        if self.lexical_state is not None:
+            parts.append(self.lexical_state.memory(len(v), v.dtype))
         return torch.cat(parts, dim=-1) if len(parts) > 1 else v
 
     def projection_diagonal(self, state_texts, phases, observations) -> torch.Tensor:

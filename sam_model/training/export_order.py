@@ -102,7 +102,7 @@ def export_order(retriever, dm, order: str | None, on: list[str] | None = None, 
     if isinstance(lexical, float):  # a fixed weight: the ordering (if auto) is chosen at the weight served
         from sam_model.retriever import SAMRetriever
 
-        retriever = SAMRetriever(retriever.net, dataclasses.replace(retriever.store.config, lexical=lexical))
+        retriever = SAMRetriever(retriever.net, retriever.store.config.with_lexical(lexical))
     if order != "auto":
         config = retriever.store.config
         if order is not None:

@@ -43,6 +43,17 @@ def matrix_weights(model: nn.Module) -> set[int]:
     return out
 
 
+def lexical_parameters(net: SAMNet) -> list[nn.Parameter]:
+    """The parameters ``model.lexical_lr`` trains in their own group: the learned scalar of ``lexical_learned``, or
+    the BIAS of ``lexical_state``'s head (sam_model.models.lexstate), whose weights stay at the heads' rate. Why the
+    bias alone: Adam moves each parameter by about its learning rate per step, so one scalar at the heads' 1e-3 did
+    not move in a fold training's ~130 steps (0.100 -> 0.104) and needs 3e-2, while the head's 384 weights at 1e-3
+    move its output together (each step's change sums over them); at 3e-2 they would swing w(v_s) by ~10 a step."""
+    if net.lexical_raw is not None:
+        return [net.lexical_raw]
+    return [net.lexical_state.head.bias] if net.lexical_state is not None else []
+
+
 class SAMLightningModule(pl.LightningModule):
     """Trains SAMNet with multi-positive InfoNCE.
 
@@ -101,7 +112,8 @@ class SAMLightningModule(pl.LightningModule):
             an optimiser group of its own; 0 (the default) trains it with the heads at ``lr``. At 1e-3 raw moves by
             ~0.13 in a fold training's ~130 steps, and dw/draw = sigmoid(raw) ≈ 0.095 at w = 0.1, so w can only
             reach ~0.11 (measured: 0.100 -> 0.104, docs/benchmarks/leave-one-domain-out.md); the store's weights
-            span 0-0.5 (raw -4.6 to -0.4 from -2.25), which 3e-2 lets it cross. Needs ``net.lexical_learned``.
+            span 0-0.5 (raw -4.6 to -0.4 from -2.25), which 3e-2 lets it cross. Needs ``net.lexical_learned``, or
+            ``net.lexical_state``, whose head's bias it trains (its weights at ``lr``: :func:`lexical_parameters`).
         used_apart: train and validate on the ranking the store serves with its used ordering (the memories an
             earlier call of the task used first, then the rest, each group in the model's order): a query whose
             positives include a used memory is ranked among the used memories alone, any other query among the
@@ -175,10 +187,10 @@ class SAMLightningModule(pl.LightningModule):
             raise ValueError(f"model.opening_lr is {opening_lr:g} but model.net.task_opening is off: there is no "
                              "task-opening head to train at that rate; set model.net.task_opening: true or "
                              "model.opening_lr: 0")
-        if lexical_lr and self.net.lexical_raw is None:
-            raise ValueError(f"model.lexical_lr is {lexical_lr:g} but model.net.lexical_learned is off: there is no "
-                             "learned lexical weight to train at that rate; set model.net.lexical_learned: true or "
-                             "model.lexical_lr: 0")
+        if lexical_lr and self.net.lexical_raw is None and self.net.lexical_state is None:
+            raise ValueError(f"model.lexical_lr is {lexical_lr:g} but model.net.lexical_learned is off, and "
+                             "lexical_state too: there is no learned lexical weight to train at that rate; set "
+                             "model.net.lexical_learned (or lexical_state): true or model.lexical_lr: 0")
         self.store_config = store
         chunking = Chunking.from_dict(store.chunking, "model.store.chunking")  # tokens: what the export's encoder reads
         if chunking is not None:
@@ -214,17 +226,18 @@ class SAMLightningModule(pl.LightningModule):
             return None  # no decision point in these episodes: nothing to learn (DDP ranks must all step)
         if self.teacher is not None and self.teacher.alpha_logit.device != self.device:
             self.teacher.to(self.device)
+        stats: dict = {}
         loss = batch_loss(self.net, self.loss_fn, batch, self.hparams.in_batch_negatives, self.trainer.world_size,
                           self.task_dropout, self.phase_dropout, self.teacher, self.distill,
-                          self.hparams.distill_weight, self.known_dropout, self.used_apart)
+                          self.hparams.distill_weight, self.known_dropout, self.used_apart, stats)
         n = max(len(batch["q_step"]), 1)
         # synced: under DDP each process's loss is its share times the world size (batch_loss), the mean over
         # processes the global batch's mean; unsynced, rank 0 logged its own share scaled up
         self.log("train/loss", loss, prog_bar=True, batch_size=n, sync_dist=True)
         self.log("train/temperature", 1.0 / self.loss_fn.scale, batch_size=n)
         self.log("train/alpha", self.net.alpha.detach(), batch_size=n)
-        if self.net.lexical_weight is not None:
-            self.log("train/lexical_w", self.net.lexical_weight.detach(), batch_size=n)
+        if "lexical_w" in stats:  # the learned scalar, or the batch's mean w(v_s) (lexical_state)
+            self.log("train/lexical_w", stats["lexical_w"], batch_size=n)
         return loss
 
     def _load_teacher(self, name: str) -> SAMNet:
@@ -259,7 +272,7 @@ class SAMLightningModule(pl.LightningModule):
             used, recent = seen_uses(batch, batch["mem_episode"], batch["mem_step"],
                                      recency=net.reuse is not None and net.reuse.recency is not None)
             scores = add_uses(net, scores, q, used, recent)
-        scores = add_lexical(net, scores, batch, allowed, gathered=False)  # no memory is gathered here
+        scores = add_lexical(net, scores, batch, allowed, gathered=False, q=q)  # no memory is gathered here
         loss_allowed, loss_positive = used_apart(allowed, positive, used) if apart else (allowed, positive)
         loss = self.loss_fn(scores, loss_allowed, loss_positive).mean()
         if apart:  # the metrics rank every candidate as served; the split loss is the same with or without it
@@ -394,7 +407,7 @@ class SAMLightningModule(pl.LightningModule):
         opening_lr = self.hparams.get("opening_lr", 0.0)
         own = {id(p) for p in self.net.opening.parameters()} if opening_lr and self.net.opening is not None else set()
         lexical_lr = self.hparams.get("lexical_lr", 0.0)
-        lexical = {id(self.net.lexical_raw)} if lexical_lr and self.net.lexical_raw is not None else set()
+        lexical = {id(p) for p in lexical_parameters(self.net)} if lexical_lr else set()
 
         def part_of(name: str, p: nn.Parameter) -> str:
             return ("bert" if ".bert." in name else "opening" if id(p) in own else "lexical" if id(p) in lexical

@@ -44,6 +44,7 @@ def add_uses(net: SAMNet, scores: torch.Tensor, q: torch.Tensor, used: torch.Ten
     without reuse. Training and validation alike."""
     if net.reuse is None:
         return scores
+    q = q[:, :q.shape[1] - net.lexical_tail]  # the reuse weights end the vector but for a lexical_state model's w
     if net.reuse.recency is None:
         return with_uses(scores, q, used)
     return with_uses(scores, q, used, recent)
@@ -105,13 +106,22 @@ def lexical_matrix(batch: dict, allowed: torch.Tensor, gathered: bool = True) ->
 
 
 def add_lexical(net: SAMNet, scores: torch.Tensor, batch: dict, allowed: torch.Tensor,
-                gathered: bool = True) -> torch.Tensor:
+                gathered: bool = True, q: torch.Tensor | None = None, stats: dict | None = None) -> torch.Tensor:
     """``scores`` + w·L for a model with ``lexical_learned`` (:func:`lexical_matrix`; the gradient reaches w and the
-    scores, none goes through L), ``scores`` itself for a model without. Training and validation alike; validation
-    scores this process's memories alone (``gathered`` False)."""
-    w = net.lexical_weight
+    scores, none goes through L), + w(v_s)[:, None]·L for one with ``lexical_state``, w(v_s) the last part of each
+    query vector ``q`` (the weight the store reads off it, sam_model.models.lexstate); ``scores`` itself for a model
+    with neither. Training and validation alike; validation scores this process's memories alone (``gathered``
+    False). ``stats`` gets ``lexical_w``, the weight's batch mean, for the training log."""
+    if net.lexical_state is not None:
+        if q is None:
+            raise ValueError("add_lexical needs the query vectors q for a lexical_state model (w(v_s) is their last part)")
+        w = q[:, -1:]
+    else:
+        w = net.lexical_weight
     if w is None:
         return scores
+    if stats is not None:
+        stats["lexical_w"] = w.detach().mean()
     return scores + w * lexical_matrix(batch, allowed, gathered).to(scores.dtype)
 
 
@@ -119,7 +129,7 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
                in_batch_negatives: bool = True, world_size: int = 1, task_dropout: float = 0.0,
                phase_dropout: float = 0.0, teacher: SAMNet | None = None,
                distill: ScoreDistillation | None = None, distill_weight: float = 0.0,
-               known_dropout: float = 0.0, apart: bool = False) -> torch.Tensor:
+               known_dropout: float = 0.0, apart: bool = False, stats: dict | None = None) -> torch.Tensor:
     """Mean loss over the *global* batch of decision points.
 
     Memories are gathered from every process with gradient; each process divides its
@@ -132,6 +142,7 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
 
     ``apart`` (``model.used_apart``): the loss of the ranking the store serves with its used ordering
     (sam_model.training.batching.used_apart, on the same U the reuse marks see); off, the loss over every candidate.
+    ``stats``: filled with the batch's lexical weight (:func:`add_lexical`) for the training log.
     """
     hidden = hidden_starts(len(batch["q_task_start"]), task_dropout)  # encode_batch's draw, for the uses too
     q, m = encode_batch(net, batch, phase_dropout=phase_dropout, known_dropout=known_dropout, hidden=hidden)
@@ -149,7 +160,7 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
     if net.reuse is not None or apart:
         used, recent = seen_uses(batch, mem_ep, mem_step, hidden, net.reuse is not None and net.reuse.recency is not None)
         scores = add_uses(net, scores, q, used, recent)
-    scores = add_lexical(net, scores, batch, allowed)
+    scores = add_lexical(net, scores, batch, allowed, q=q, stats=stats)
     if apart:  # after the lexical term, which stays normalised over every candidate as without the flag
         allowed, positive = used_apart(allowed, positive, used)
     losses = loss_fn(scores, allowed, positive)
