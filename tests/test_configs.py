@@ -67,6 +67,9 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              ("model", "lexical_lr"): 0.0,
              # ... and the loss of the served ranking (variant apart; off: the loss over every candidate)
              ("model", "used_apart"): False,
+             # ... and the lexical weight read from the state (variant lexstate; SAMConfig.lexical_state), off, and
+             # the store's per-query lexical weight it is served with (StoreConfig.lexical_per_query), off
+             ("model", "net", "lexical_state"): False, ("model", "store", "lexical_per_query"): False,
              # filled by sam-train before the model is made (which model.net fields the run set, whether it resumes),
              # never by a config
              ("model", "net_fields"): None, ("model", "resumed"): False,
@@ -167,6 +170,7 @@ def resolved_janus(files: list[str]) -> dict:
         assert out["model"].pop("task_reuse") is False  # and its reuse-within-a-task part, off
         assert out["model"].pop("task_recency") is False  # and its recency part, off
         assert out["model"].pop("lexical_learned") is False  # issue 21's lexical weight learned in training, off
+        assert out["model"].pop("lexical_state") is False  # and the one read from the state, off
         for clip in ("state_max_length", "observation_max_length"):  # issue 28's clipped query texts, off
             assert out["model"].pop(clip) == 0
         assert out.pop("stream") == "head"  # new: which benchmark runs (the loader before had one class each)

@@ -242,3 +242,34 @@ def test_the_lodo_variant_lexstate_is_apart_with_the_state_weight():
     a, s = VARIANTS["apart"], VARIANTS["lexstate"]
     assert s.configs == a.configs + ("configs/lexical_state.yaml", "configs/lexical_lr.yaml") and s.on == "apart"
     assert (s.worlds, s.plots, s.brief, s.turn) == (a.worlds, a.plots, a.brief, a.turn)
+
+
+def test_a_tiny_fit_with_the_override_exports_a_store_that_serves_w_per_query(tmp_path, tiny_bert_dir, capsys):
+    """train.py fit with configs/lexical_state.yaml and configs/lexical_lr.yaml, its export loaded and searched:
+    every query's weight is its own w(v_s), read off its vector."""
+    from test_resume import REPO, _config
+
+    from sam_model.data.synthetic import write_synthetic
+    from sam_model.evaluation.data import load_eval_data
+    from sam_model.training.cli import main as train_main
+
+    log = tmp_path / "train.jsonl"
+    write_synthetic(log, 20, seed=0)
+    cfg = _config(tmp_path, "lex", log, tiny_bert_dir)
+    train_main(["fit", "--config", str(cfg), "--config", str(REPO / "configs" / "lexical_state.yaml"), "--config",
+                str(REPO / "configs" / "lexical_lr.yaml"), "--trainer.max_epochs=2"])
+    r = SAMRetriever.load(tmp_path / "lex" / "export", device="cpu")
+    assert r.net.cfg.lexical_state and r.store.lexical_per_query
+    data = load_eval_data(log, "episode", 40, 0, False)
+    exs = data.examples
+    q = r.encoder.encode_queries([e.state for e in exs], [e.observation for e in exs],
+                                 steps=[e.step for e in exs], task_starts=[e.task_start for e in exs])
+    w = q[:, -1].astype(np.float64)
+    assert (w >= 0).all() and w.max() - w.min() > 0  # trained: not one scalar for every state
+    with capsys.disabled():
+        print(f"\nserved w(v_s) over {len(w)} queries: mean {w.mean():.4f}, p10 {np.percentile(w, 10):.4f}, "
+              f"p90 {np.percentile(w, 90):.4f}")
+    r.store.add(data.memories)
+    ex = exs[-1]
+    hits = r.store.search_vector(q[-1], 5, query_text=ex.state_text, before=(ex.episode_id, ex.step))
+    assert hits and any(h.rerank_bonus > 0 for h in hits)
