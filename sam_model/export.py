@@ -569,6 +569,8 @@ def training_info(state: dict, path: Path) -> dict:
         info["lexical_lr"] = hp["lexical_lr"]
     if hp.get("used_apart"):  # trained on the served ranking: likewise only where set
         info["used_apart"] = True
+    if hp.get("reuse_soft"):  # the reuse head trained on the whole ranking over that base: likewise only where set
+        info["reuse_soft"] = True
     if info.get("distill_from"):  # the teacher's pull: only meaningful with a teacher
         info.update({k: hp[k] for k in ("distill_weight", "distill_temperature") if k in hp})
     if hp.get("training_data"):

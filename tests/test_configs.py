@@ -70,6 +70,8 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              # ... and the lexical weight read from the state (variant lexstate; SAMConfig.lexical_state), off, and
              # the store's per-query lexical weight it is served with (StoreConfig.lexical_per_query), off
              ("model", "net", "lexical_state"): False, ("model", "store", "lexical_per_query"): False,
+             # ... and the reuse head trained on the whole ranking over that base (variant soft; off: as before)
+             ("model", "reuse_soft"): False,
              # filled by sam-train before the model is made (which model.net fields the run set, whether it resumes),
              # never by a config
              ("model", "net_fields"): None, ("model", "resumed"): False,

@@ -77,7 +77,8 @@ class Variant:
 VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix, brief: each one to plots;
     # opening: one to brief; opening-lr, reuse: each one to opening; reuse-recent, turns: each one to reuse;
     # lexlearn, apart: each one to turns (apart: the loss of the served ranking); lexfast: one to lexlearn, compared
-    # with turns; lexstate: one to apart (a lexical weight per query, w(v_s))
+    # with turns; lexstate: one to apart (a lexical weight per query, w(v_s)); soft: one to apart (the reuse head
+    # trained on the whole ranking, served with no hard ordering)
     "base": Variant("tools.yaml recipe"),
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
@@ -134,6 +135,11 @@ VARIANTS = {  # cumulative up to plots, each one change to the one before; known
                         ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
                          "configs/task_reuse.yaml", "configs/used_apart.yaml", "configs/lexical_state.yaml",
                          "configs/lexical_lr.yaml"), True, plots="free", brief=0.5, turn=0.5, on="apart"),
+    "soft": Variant("+ the reuse head trained on the whole ranking over the apart-trained base: the state decides how "
+                    "far used memories rise (no hard ordering)",
+                    ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
+                     "configs/task_reuse.yaml", "configs/used_apart.yaml", "configs/reuse_soft.yaml"), True,
+                    plots="free", brief=0.5, turn=0.5, on="apart"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25", same_training_as="plots",
                       sgd_mix=0.25),  # a second pass on the plots variant's checkpoint (sgd_mixed)
 }

@@ -73,19 +73,22 @@ class MultiPositiveInfoNCE(nn.Module):
         """1/τ, at most ``max_scale``: clamped in log space, where the bound itself still passes the gradient."""
         return self.log_scale.clamp(max=math.log(self.max_scale)).exp()
 
-    def forward(self, scores: torch.Tensor, allowed: torch.Tensor, positive: torch.Tensor) -> torch.Tensor:
+    def forward(self, scores: torch.Tensor, allowed: torch.Tensor, positive: torch.Tensor,
+                fixed_scale: bool = False) -> torch.Tensor:
         """Per-query losses (n_q,). ``scores``: (n_q, n_m); ``allowed`` ⊇ ``positive``: bool (n_q, n_m).
+        ``fixed_scale``: τ gets no gradient from these losses (a term that trains one head alone,
+        sam_model.training.objective.soft_losses).
 
         Returned unreduced so that callers can average over the *global* number of queries. A query with no
         positive gets 0 and no gradient, in both modes: it says nothing about which memory is useful (it cost
         ~3.4e38 with ``any``, the log of the float minimum, and with both modes pushed every candidate down).
         """
-        if self.log_scale.requires_grad and torch.is_grad_enabled():
+        if self.log_scale.requires_grad and torch.is_grad_enabled() and not fixed_scale:
             # Keep a learned τ within its bound (as CLIP does): a scale clamped only where it is used had no
             # gradient above the bound, so once an optimiser step crossed it τ stayed at 0.01 for good.
             with torch.no_grad():
                 self.log_scale.clamp_(max=math.log(self.max_scale))
-        logits = scores * self.scale
+        logits = scores * (self.scale.detach() if fixed_scale else self.scale)
         neg_inf = torch.finfo(logits.dtype).min
         denom = torch.logsumexp(logits.masked_fill(~allowed, neg_inf), dim=-1)
         if self.positives == "each":

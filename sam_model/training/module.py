@@ -24,7 +24,14 @@ from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.progress import say
 from sam_model.storeconfig import StoreConfig
 from sam_model.training.batching import candidate_masks, encode_batch, used_apart, validation_query_ids
-from sam_model.training.objective import add_lexical, add_uses, batch_loss, seen_uses, served_first
+from sam_model.training.objective import (
+    add_lexical,
+    add_uses,
+    batch_loss,
+    seen_uses,
+    served_first,
+    soft_losses,
+)
 
 
 def matrix_weights(model: nn.Module) -> set[int]:
@@ -121,6 +128,11 @@ class SAMLightningModule(pl.LightningModule):
             from unused memories, which the ordering does anyway; validation ranks used memories above every other
             (sam_model.training.objective.served_first), so val/mrr and val/loss measure what is served and the
             checkpoint is picked by it. Off (the default): the loss over every candidate, as before.
+        reuse_soft: with ``used_apart`` and ``net.task_reuse``, the reuse head w_u(v_s) is trained on the whole
+            ranking over the base scores held fixed, beside the split loss that trains the base
+            (sam_model.training.objective.soft_losses), so the state decides how far used memories rise and the model
+            is served as its own ranking, with no used ordering; validation ranks by base + w_u·U over every
+            candidate (no used-first shift) and val/loss is the sum of both losses. Off (the default): as before.
         net_fields: the ``model.net`` fields a config file or the command line set (sam-train fills it; not an
             option to give): with ``init_from`` those are the run's, every other field the pretrained model's.
         resumed: a resume (sam-train sets it with ``--ckpt_path``; not an option to give): ``net`` is then the
@@ -137,7 +149,8 @@ class SAMLightningModule(pl.LightningModule):
                  store: StoreConfig | None = None, init_from: str = "", phase_dropout: float = 0.0,
                  distill_from: str = "", distill_weight: float = 1.0, distill_temperature: float = 0.05,
                  known_dropout: float = 0.0, net_fields: list[str] | None = None, resumed: bool = False,
-                 opening_lr: float = 0.0, lexical_lr: float = 0.0, used_apart: bool = False):
+                 opening_lr: float = 0.0, lexical_lr: float = 0.0, used_apart: bool = False,
+                 reuse_soft: bool = False):
         super().__init__()
         for key, share in (("task_dropout", task_dropout), ("phase_dropout", phase_dropout),
                            ("known_dropout", known_dropout)):
@@ -191,6 +204,10 @@ class SAMLightningModule(pl.LightningModule):
             raise ValueError(f"model.lexical_lr is {lexical_lr:g} but model.net.lexical_learned is off, and "
                              "lexical_state too: there is no learned lexical weight to train at that rate; set "
                              "model.net.lexical_learned (or lexical_state): true or model.lexical_lr: 0")
+        if reuse_soft and not (used_apart and self.net.reuse is not None):
+            raise ValueError("model.reuse_soft trains the reuse head over a base trained with model.used_apart: set "
+                             "model.used_apart: true and model.net.task_reuse: true (configs/task_reuse.yaml and "
+                             "configs/used_apart.yaml before configs/reuse_soft.yaml), or model.reuse_soft: false")
         self.store_config = store
         chunking = Chunking.from_dict(store.chunking, "model.store.chunking")  # tokens: what the export's encoder reads
         if chunking is not None:
@@ -205,7 +222,7 @@ class SAMLightningModule(pl.LightningModule):
                                    "distill_from": distill_from,
                                    "distill_weight": distill_weight, "distill_temperature": distill_temperature,
                                    "opening_lr": opening_lr, "lexical_lr": lexical_lr, "used_apart": used_apart,
-                                   "training_data": (vocab or {}).get("data") or training_data})
+                                   "reuse_soft": reuse_soft, "training_data": (vocab or {}).get("data") or training_data})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
         if distill_from and distill_weight < 0:
             raise ValueError(f"model.distill_weight must be >= 0 (0: the teacher is loaded but not used), "
@@ -216,7 +233,7 @@ class SAMLightningModule(pl.LightningModule):
         self.text_cache_dir = text_cache_dir
         self._seed: int | None = None  # base of the per-epoch seeds (on_train_epoch_start)
         self.task_dropout, self.phase_dropout, self.known_dropout = task_dropout, phase_dropout, known_dropout
-        self.used_apart = used_apart
+        self.used_apart, self.reuse_soft = used_apart, reuse_soft
         self.val_metrics = MetricCollection({
             "mrr": RetrievalMRR(), "recall@1": RetrievalRecall(top_k=1), "recall@5": RetrievalRecall(top_k=5),
             "ndcg@10": RetrievalNormalizedDCG(top_k=10)}, prefix="val/")
@@ -229,7 +246,8 @@ class SAMLightningModule(pl.LightningModule):
         stats: dict = {}
         loss = batch_loss(self.net, self.loss_fn, batch, self.hparams.in_batch_negatives, self.trainer.world_size,
                           self.task_dropout, self.phase_dropout, self.teacher, self.distill,
-                          self.hparams.distill_weight, self.known_dropout, self.used_apart, stats)
+                          self.hparams.distill_weight, self.known_dropout, self.used_apart, self.reuse_soft,
+                          stats)
         n = max(len(batch["q_step"]), 1)
         # synced: under DDP each process's loss is its share times the world size (batch_loss), the mean over
         # processes the global batch's mean; unsynced, rank 0 logged its own share scaled up
@@ -271,12 +289,19 @@ class SAMLightningModule(pl.LightningModule):
         if net.reuse is not None or apart:  # as in training
             used, recent = seen_uses(batch, batch["mem_episode"], batch["mem_step"],
                                      recency=net.reuse is not None and net.reuse.recency is not None)
-            scores = add_uses(net, scores, q, used, recent)
-        scores = add_lexical(net, scores, batch, allowed, gathered=False, q=q)  # no memory is gathered here
-        loss_allowed, loss_positive = used_apart(allowed, positive, used) if apart else (allowed, positive)
-        loss = self.loss_fn(scores, loss_allowed, loss_positive).mean()
-        if apart:  # the metrics rank every candidate as served; the split loss is the same with or without it
-            scores = served_first(scores, allowed, used)
+        if self.reuse_soft:  # served as the model's own ranking, base + w_u·U, no used ordering
+            base = add_lexical(net, scores, batch, allowed, gathered=False, q=q)
+            split, full = soft_losses(net, self.loss_fn, base, q, allowed, positive, used, recent)
+            loss = (split + full).mean()
+            scores = add_uses(net, base, q, used, recent)
+        else:
+            if net.reuse is not None or apart:
+                scores = add_uses(net, scores, q, used, recent)
+            scores = add_lexical(net, scores, batch, allowed, gathered=False, q=q)  # no memory is gathered here
+            loss_allowed, loss_positive = used_apart(allowed, positive, used) if apart else (allowed, positive)
+            loss = self.loss_fn(scores, loss_allowed, loss_positive).mean()
+            if apart:  # the metrics rank every candidate as served; the split loss is the same with or without it
+                scores = served_first(scores, allowed, used)
         rank, world = (self.trainer.global_rank, self.trainer.world_size) if self._trainer is not None else (0, 1)
         qid = validation_query_ids(len(q), batch_idx, rank, world).to(q.device)[:, None].expand_as(scores)
         self.val_metrics.update(scores[allowed], positive[allowed], indexes=qid[allowed])

@@ -3,6 +3,8 @@ plain ``torch.distributed`` and reused by Janus's retriever-head updater."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import torch
@@ -67,6 +69,36 @@ def served_first(scores: torch.Tensor, allowed: torch.Tensor, used: torch.Tensor
     return out
 
 
+@contextmanager
+def reuse_reads_fixed_state(net: SAMNet) -> Iterator[None]:
+    """Inside, the reuse head (w_u, and w_r with ``task_recency``) reads v_s detached, so the gradient of the reuse
+    term reaches its own weights and not the state encoder: ``model.reuse_soft`` trains that head alone on the
+    whole ranking (:func:`soft_losses`). A forward pre-hook on each head, removed on leaving."""
+    heads = [] if net.reuse is None else [h for h in (net.reuse.head, net.reuse.recency) if h is not None]
+    handles = [h.register_forward_pre_hook(lambda _m, args: tuple(a.detach() for a in args)) for h in heads]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def soft_losses(net: SAMNet, loss_fn: MultiPositiveInfoNCE, base: torch.Tensor, q: torch.Tensor,
+                allowed: torch.Tensor, positive: torch.Tensor, used: torch.Tensor,
+                recent: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(split, full) per-query losses of ``model.reuse_soft``, summed by the callers. split: the served ranking's
+    loss (``used_apart``'s split candidates) on ``base`` (q·m with the opening flag and the lexical term, no reuse
+    term) with the reuse term added detached, so no gradient of it reaches w_u; full: the loss over every candidate
+    of base.detach() + w_u(v_s)·U (+ w_r(v_s)·R),
+    whose gradient reaches the reuse head alone (τ fixed in it; v_s detached by :func:`reuse_reads_fixed_state`).
+    Why: the base ranks each group as ``used_apart`` trains it, and w_u learns per state how far used memories
+    should rise over the rest, in place of the hard used ordering. Weight 1 each (fixed, not tuned)."""
+    split_allowed, split_positive = used_apart(allowed, positive, used)
+    split = loss_fn(add_uses(net, base, q.detach(), used, recent), split_allowed, split_positive)
+    full = loss_fn(add_uses(net, base.detach(), q, used, recent), allowed, positive, fixed_scale=True)
+    return split, full
+
+
 def mine(n_local: int, device: torch.device) -> torch.Tensor | None:
     """Which of the memories gathered from every process are this process's own; None without DDP (all are)."""
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
@@ -129,7 +161,8 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
                in_batch_negatives: bool = True, world_size: int = 1, task_dropout: float = 0.0,
                phase_dropout: float = 0.0, teacher: SAMNet | None = None,
                distill: ScoreDistillation | None = None, distill_weight: float = 0.0,
-               known_dropout: float = 0.0, apart: bool = False, stats: dict | None = None) -> torch.Tensor:
+               known_dropout: float = 0.0, apart: bool = False, soft: bool = False,
+               stats: dict | None = None) -> torch.Tensor:
     """Mean loss over the *global* batch of decision points.
 
     Memories are gathered from every process with gradient; each process divides its
@@ -143,9 +176,14 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
     ``apart`` (``model.used_apart``): the loss of the ranking the store serves with its used ordering
     (sam_model.training.batching.used_apart, on the same U the reuse marks see); off, the loss over every candidate.
     ``stats``: filled with the batch's lexical weight (:func:`add_lexical`) for the training log.
+    ``soft`` (``model.reuse_soft``, with ``apart`` and a reuse head): :func:`soft_losses` (the split loss for the
+    base, the whole ranking for the reuse head alone); a teacher then sees the full scores, base + w_u·U.
     """
+    if soft and (not apart or net.reuse is None):
+        raise ValueError("model.reuse_soft needs model.used_apart and model.net.task_reuse")
     hidden = hidden_starts(len(batch["q_task_start"]), task_dropout)  # encode_batch's draw, for the uses too
-    q, m = encode_batch(net, batch, phase_dropout=phase_dropout, known_dropout=known_dropout, hidden=hidden)
+    with reuse_reads_fixed_state(net) if soft else nullcontext():
+        q, m = encode_batch(net, batch, phase_dropout=phase_dropout, known_dropout=known_dropout, hidden=hidden)
     m_all = gather_across_devices(m)
     mem_ep = gather_across_devices(batch["mem_episode"].to(m.device))
     mem_step = gather_across_devices(batch["mem_step"].to(m.device))
@@ -159,11 +197,18 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
     scores = q @ m_all.T
     if net.reuse is not None or apart:
         used, recent = seen_uses(batch, mem_ep, mem_step, hidden, net.reuse is not None and net.reuse.recency is not None)
-        scores = add_uses(net, scores, q, used, recent)
-    scores = add_lexical(net, scores, batch, allowed, q=q, stats=stats)
-    if apart:  # after the lexical term, which stays normalised over every candidate as without the flag
-        allowed, positive = used_apart(allowed, positive, used)
-    losses = loss_fn(scores, allowed, positive)
+    if soft:
+        base = add_lexical(net, scores, batch, allowed, q=q, stats=stats)
+        split, full = soft_losses(net, loss_fn, base, q, allowed, positive, used, recent)
+        losses = split + full
+        scores = add_uses(net, base, q, used, recent)
+    else:
+        if net.reuse is not None or apart:
+            scores = add_uses(net, scores, q, used, recent)
+        scores = add_lexical(net, scores, batch, allowed, q=q, stats=stats)
+        if apart:  # after the lexical term, which stays normalised over every candidate as without the flag
+            allowed, positive = used_apart(allowed, positive, used)
+        losses = loss_fn(scores, allowed, positive)
     if teacher is not None and distill is not None and distill_weight:
         with torch.no_grad():
             tq, tm = encode_batch(teacher, batch)
