@@ -190,7 +190,9 @@ def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: flo
     info = copy.deepcopy(tb or ta)
     selected = info.pop("selected", None)  # the fine-tune's epoch and validation score: not the mix's
     seen = {str(s.get("path")) for s in (info.get("data") or {}).get("sources", [])}
-    extra = [s for s in (ta.get("data") or {}).get("sources", []) if str(s.get("path")) not in seen]
+    split_a = (ta.get("data") or {}).get("transcript_split") or "all"  # the record's split is the second's: each of
+    extra = [{**s, "transcript_split": s.get("transcript_split") or split_a}  # the first's keeps how its fit read it
+             for s in (ta.get("data") or {}).get("sources", []) if str(s.get("path")) not in seen]
     if extra:
         info.setdefault("data", {}).setdefault("sources", []).extend(extra)
     info["interpolated"] = {"first": names[0], "second": names[1], "weight": float(weight),

@@ -1,0 +1,72 @@
+"""The trained-on warning of sam-eval, interpolate --choose-on and choose_order --choose-on
+(sam_model.evaluation.seen): what a model's training.json says it trained on, against the file measured."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from sam_model.evaluation.seen import trained_on_warning
+
+
+def trained(*sources, split: str = "all") -> SimpleNamespace:
+    """A retriever whose training record lists ``sources`` (paths, or source dicts), read with ``split``."""
+    listed = [s if isinstance(s, dict) else {"path": s} for s in sources]
+    return SimpleNamespace(net=SimpleNamespace(training_info={"data": {"sources": listed, "transcript_split": split}}))
+
+
+def test_a_held_out_file_of_a_training_files_name_in_another_folder_is_not_warned(tmp_path, monkeypatch):
+    """A week's logs in train/chats.jsonl, the next week's in held/chats.jsonl (docs/training.md's OpenAI Agents
+    walkthrough's layout): the held-out file was warned of as trained on, by its name alone."""
+    monkeypatch.chdir(tmp_path)
+    for week, text in (("train", "a\n"), ("held", "b\n")):
+        (tmp_path / week).mkdir()
+        (tmp_path / week / "chats.jsonl").write_text(text)
+    model = trained("train/chats.jsonl")
+    assert trained_on_warning("sam", model, "held/chats.jsonl", "all") is None
+    said = trained_on_warning("sam", model, str(tmp_path / "train" / "chats.jsonl"), "test")  # the file itself
+    assert said.startswith("warning: sam trained on train/chats.jsonl ") and "is among them:" in said
+
+
+def test_a_file_inside_a_trained_folder_is_warned_and_a_recorded_path_elsewhere_goes_by_its_name(tmp_path,
+                                                                                                  monkeypatch):
+    """A fit of a folder of logs, measured on one file of it: no name matched, nothing was said."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "states").mkdir()
+    (tmp_path / "states" / "s1.jsonl").write_text("x\n")
+    said = trained_on_warning("sam", trained("states"), "states/s1.jsonl", "all")
+    assert said is not None and "states/s1.jsonl is among them:" in said
+    (tmp_path / "copy.jsonl").write_text("x\n")  # not here as recorded (another cwd, another machine): by its name
+    said = trained_on_warning("sam", trained("../elsewhere/copy.jsonl"), "copy.jsonl", "all")
+    assert said is not None and "if that is copy.jsonl," in said
+
+
+def test_a_mix_keeps_each_sources_own_split(tiny_bert_dir, tmp_path):
+    """sam-general trained on the airline log's train split; an adapt.yaml fit on the whole of a user's log, mixed
+    with it: the mix's record said transcript_split all for every source, and the README's held-out airline
+    measurement (--split test) of the mix was warned of as trained on."""
+    from test_interpolate import net
+
+    from sam_model.export import save_exported
+    from sam_model.interpolate import interpolate
+    from sam_model.retriever import SAMRetriever
+
+    first, tuned = net(tiny_bert_dir, 0), net(tiny_bert_dir, 1)
+    first.training_info = {"data": {"sources": [{"path": "../shared/data/tau-bench/gpt-4o-airline.json.gz"}],
+                                    "transcript_split": "train"}}
+    tuned.training_info = {"data": {"sources": [{"path": "my_agent/chats.jsonl.gz"}], "transcript_split": "all"},
+                           "init_from": "base"}
+    general = save_exported(first, tmp_path / "base")
+    mixed = SAMRetriever.load(interpolate(general, save_exported(tuned, tmp_path / "tuned"), 0.5, tmp_path / "mix"),
+                              device="cpu")
+    airline = "../shared/data/tau-bench/gpt-4o-airline.json.gz"
+    assert trained_on_warning("sam", mixed, airline, "test") is None
+    assert "transcript_split train" in trained_on_warning("sam", mixed, airline, "all")
+    assert trained_on_warning("sam", mixed, "my_agent/chats.jsonl.gz", "test") is not None  # the adapt fit read all
+
+
+def test_a_malformed_training_record_says_nothing_and_never_fails():
+    for data in ({"sources": 5}, {"sources": "chats.jsonl"}, {"sources": [5, None, {"path": 3}]}, [], "x", None):
+        model = SimpleNamespace(net=SimpleNamespace(training_info={"data": data}))
+        assert trained_on_warning("sam", model, "chats.jsonl", "all") is None, json.dumps(data)
+    assert trained_on_warning("sam", SimpleNamespace(net=SimpleNamespace(training_info=[1])), "c", "all") is None
