@@ -286,3 +286,19 @@ def test_a_fit_ends_saying_what_next_with_its_export_and_its_curves(tmp_path, ti
     assert f"SAMRetriever.load({str(export)!r})" in lines[-1] and f"--retriever {export} " in lines[-1]
     assert lines[-1].endswith(f"tensorboard --logdir {curves}") and list(curves.rglob("events.out.tfevents.*"))
     assert (export / "config.json").is_file()
+
+
+def test_the_next_line_quotes_its_paths_for_the_shell(tmp_path):
+    """The next: line's sam-eval and tensorboard commands named a run folder with a space unquoted: as printed,
+    the shell split it into two arguments."""
+    import shlex
+    from types import SimpleNamespace
+
+    from sam_model.training.cli import next_steps
+
+    export = tmp_path / "my runs" / "export"
+    line = next_steps(export, SimpleNamespace(root_dir=str(tmp_path / "my runs" / "tb")))
+    evaluate = shlex.split(line.split("; ")[1].split(" measures")[0])
+    assert evaluate == ["sam-eval", "--retriever", str(export), "--data", "LOG", "--out", str(export.parent / "eval")]
+    assert shlex.split(line.rsplit(": ", 1)[1]) == ["tensorboard", "--logdir", str(tmp_path / "my runs" / "tb")]
+    assert "curves" not in next_steps(export, None)  # another logger: no tensorboard command

@@ -234,7 +234,8 @@ def test_jsonl_container_skip_bad_and_cli(tmp_path, capsys):
     assert main([str(path), str(out), "--skip-bad"]) == 0
     printed = capsys.readouterr().out
     assert "1 conversations" in printed and "skipped 4 bad conversations" in printed and "argument values:" in printed
-    assert printed.strip().splitlines()[-1].startswith(f"next: sam-train fit --config adapt.yaml --data.train '[{path}]' ")
+    # bad conversations skipped: a fit of the file as it is stops at the first, so the line names the converted log
+    assert printed.strip().splitlines()[-1].startswith(f"next: sam-train fit --config adapt.yaml --data.train '[{out}]' ")
     assert [json.loads(x) for x in gzip.open(out, "rt")] == events
     assert main([str(path), str(out)]) == 1  # the first bad line stops a strict run, named
 
@@ -468,3 +469,20 @@ def test_the_report_counts_free_text_apart_from_trivial_values(tmp_path, capsys)
     line = next(ln for ln in said.out.splitlines() if ln.startswith("argument values:"))
     assert line.endswith("trivial 2 (50%: 1 free text, more than 8 words or 100 characters, never traced)"), line
     assert "needed 2 (50%)" in line, line  # severity and assignee: percentages over the 4 values, not 5
+
+
+@pytest.mark.parametrize("folder", ["my logs", "week 1, airline", "it's"])
+def test_the_fit_line_runs_as_printed(tmp_path, capsys, folder):
+    """The last line's fit named the file inside '[...]' unquoted for the shell and the list: a folder with a
+    space, a comma or a quote gave another path, two files or a broken command."""
+    import shlex
+
+    import yaml
+
+    path = tmp_path / folder / "chats.jsonl"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"id": "c1", "messages": MESSAGES}) + "\n")
+    assert main([str(path), str(tmp_path / folder / "out.jsonl")]) == 0
+    words = shlex.split(capsys.readouterr().out.strip().splitlines()[-1])
+    assert words[:6] == ["next:", "sam-train", "fit", "--config", "adapt.yaml", "--data.train"]
+    assert yaml.safe_load(words[6]) == [str(path)]  # as jsonargparse reads a list option

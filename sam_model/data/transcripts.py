@@ -778,9 +778,26 @@ def _main(argv: list[str]) -> int:
         print(f"lives of {args.life}: {len(lives)} episodes, "
               f"{candidates / max(report.decision_points, 1):.1f} candidates per decision point")
     if report.decision_points and args.split == "all":  # the README's check before a fit: say the fit
-        print(f"next: sam-train fit --config adapt.yaml --data.train '[{args.transcripts}]' adapts the default model "
-              f"to them (README \"Train on your own logs\"; the transcripts as they are, or {args.out})")
+        print(fit_line(args))
     return 0
+
+
+def fit_line(args: argparse.Namespace) -> str:
+    """The fit that adapts the default model to what was converted, as a command that runs as printed (its path
+    quoted for the shell and the list). The transcripts as they are where the fit reads them as this run did;
+    the converted log where it would not (a --format the fit cannot be told, bad conversations skipped, another
+    labelling or masking, results cut): a fit of the transcripts failed or trained on other labels."""
+    import shlex
+
+    as_read = not (args.format or args.skip_bad or args.label != "origin" or args.unmasked
+                   or args.result_limit is not None)
+    path = str(args.transcripts if as_read else args.out)
+    listed = f"[{path}]" if not set(path) & set(",[]{}#&*!|>'\"%@`:") and path.strip() == path \
+        else json.dumps([path])  # YAML's flow list reads a plain path; JSON any other
+    also = f"; the transcripts as they are, or {shlex.quote(str(args.out))}" if as_read else (
+        ", the log converted with your options")
+    return (f"next: sam-train fit --config adapt.yaml --data.train {shlex.quote(listed)} adapts the default model "
+            f"to them (README \"Train on your own logs\"{also})")
 
 
 if __name__ == "__main__":

@@ -212,11 +212,13 @@ class SAMCLI(LightningCLI):
 def next_steps(export: Path, logger) -> str:
     """What to do with a fit's export, in one line: load it, measure it, see its curves. A fit ended on the export's
     path, and a new user went back to the README for each of the three."""
+    from shlex import quote  # the commands run as printed: a run folder may hold a space
+
     tb = getattr(logger, "root_dir", None)  # TensorBoardLogger's folder of versions; another logger says none
-    curves = f"; its training curves: tensorboard --logdir {tb}" if tb else ""
+    curves = f"; its training curves: tensorboard --logdir {quote(str(tb))}" if tb else ""
     return (f"next: SAMRetriever.load({str(export)!r}) in your agent (README \"Use it in your agent\"); "
-            f"sam-eval --retriever {export} --data LOG --out {Path(export).parent / 'eval'} measures it on "
-            f"conversations it did not train on{curves}")
+            f"sam-eval --retriever {quote(str(export))} --data LOG --out {quote(str(Path(export).parent / 'eval'))} "
+            f"measures it on conversations it did not train on{curves}")
 
 
 def _absolute_bert_path(config) -> None:
