@@ -59,8 +59,12 @@ def why(record: dict[str, Any]) -> str:
     if tied:
         return (f"validation MRR {chosen['mrr']:.3f}, tied (equal to 9 decimals) with {len(tied)} other "
                 f"setting{'s' * (len(tied) > 1)}; {RULE.split('; ', 1)[1]}")
-    runner = f" against {max(others, key=key)['mrr']:.3f} next" if others else ""
-    return f"the highest validation MRR, {chosen['mrr']:.3f}{runner}"
+    if not others:
+        return f"the highest validation MRR, {chosen['mrr']:.3f}"
+    best, next_ = chosen["mrr"], max(others, key=key)["mrr"]
+    # the digits the lead is in: a lead under 0.0005 printed "0.972 against 0.972", read as the tie it is not
+    places = next((n for n in range(3, 10) if f"{best:.{n}f}" != f"{next_:.{n}f}"), 9)
+    return f"the highest validation MRR, {best:.{places}f} against {next_:.{places}f} next"
 
 
 def grid(data, own: float, lexicals=LEXICALS) -> tuple[tuple[float, ...], str | None]:

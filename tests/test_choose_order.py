@@ -307,6 +307,8 @@ def test_the_choice_says_a_tie_only_where_there_is_one():
     rows[1]["mrr"] = 0.972 + 1e-12  # a tie at 9 decimals: off beats model by the tie order
     said = why(record)
     assert "tied (equal to 9 decimals) with 1 other setting;" in said and "then to off, then model" in said
+    rows[1]["mrr"] = 0.972 - 2e-5  # no tie at 9 decimals: the line shows the digits the lead is in
+    assert why(record) == "the highest validation MRR, 0.97200 against 0.97198 next"
 
 
 def test_choosing_on_the_file_the_model_trained_on_is_warned(tiny_bert_dir, tmp_path, capsys):
