@@ -285,3 +285,22 @@ def test_byte_order_mark_and_bad_utf8_line_in_skip_mode(tmp_path):
     (episode,) = read_episodes(path, on_error="skip", report=report)
     assert [e.step for e in episode.events] == [0, 1]
     assert [(e.line, "not UTF-8" in e.reason) for e in report.skipped] == [(2, True)]
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("my chats.jsonl", json.dumps({"id": "c1", "messages": [{"role": "user", "content": "hi"}]}) + "\n"),
+    ("chats.jsonl", json.dumps([{"id": "c1", "messages": [{"role": "user", "content": "hi"}]}]) + "\n"),
+    ("pretty.json", "[\n  {\"id\": \"c1\"}\n]\n")])
+def test_a_transcript_read_as_an_agent_log_names_its_file_in_the_command(tmp_path, name, text):
+    """read_episodes on a transcript said "convert it with `sam-data transcripts FILE OUT.jsonl`": a placeholder
+    where the message's own file was known. The command names the file, quoted for the shell, and runs as given."""
+    import shlex
+
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(LogFormatError) as err:
+        read_episodes(path)
+    said = str(err.value)
+    assert "FILE" not in said and "\n" not in said
+    command = said.split("`")[1]
+    assert shlex.split(command) == ["sam-data", "transcripts", str(path), "OUT.jsonl"]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from sam_model.data.formats.base import strict_loads
-from sam_model.data.schema import Event, LogFormatError, parse_event
+from sam_model.data.schema import Event, LogFormatError, named, parse_event
 from sam_model.io import check_compression, not_found
 
 OnError = Literal["raise", "skip"]
@@ -173,8 +173,9 @@ def _why_invalid(text: str | bytes, source: str) -> str:
     line = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
     if line.strip() in ("[", "{"):
         return ("; this line opens a JSON document written over several lines (pretty-printed), not JSON Lines: "
-                + ("if it holds tool-call conversations, convert it with `sam-data transcripts FILE OUT.jsonl`; an "
-                   "agent log has " if source.removesuffix(".gz").endswith(".json") else "write ")
+                + (named("if it holds tool-call conversations, convert it with `sam-data transcripts FILE "
+                         "OUT.jsonl`; an agent log has ", source)
+                   if source.removesuffix(".gz").endswith(".json") else "write ")
                 + "each event as one JSON object on its own line")
     if not line.endswith("\n"):
         return "; the file ends inside this line: it was cut short (a logger stopped mid-write?)"

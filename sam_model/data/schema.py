@@ -154,6 +154,16 @@ TRANSCRIPT_HINT = ("this looks like a tool-call transcript, not an agent log: co
                    "FILE OUT.jsonl` (train.py and evaluate.py take transcripts as they are)")
 
 
+def named(hint: str, source: str) -> str:
+    """``hint`` with its FILE the file read (quoted for the shell), where ``source`` names one: read_episodes on a
+    transcript said "sam-data transcripts FILE OUT.jsonl", a placeholder the message's own file could fill."""
+    if not source or source.startswith("<"):  # "<input>", "<stdin>": no file to name
+        return hint
+    import shlex
+
+    return hint.replace("transcripts FILE ", f"transcripts {shlex.quote(source)} ", 1)
+
+
 # what holds a conversation in each log format sam-data transcripts reads: messages (OpenAI, Anthropic, Bedrock,
 # LangChain), contents (Gemini), input / items (Responses), resourceSpans (OTLP), traj (tau-bench), history /
 # trajectory (SWE-agent, an OpenHands evaluation's output.jsonl), action / observation (an OpenHands event)
@@ -200,11 +210,12 @@ def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
     if not isinstance(obj, dict):
         listed = isinstance(obj, list)
         raise fail(f"an event must be a JSON object, got {json_type(obj)}" + (
-            ("; " + TRANSCRIPT_HINT if any(_chat(x) for x in obj[:3]) else
+            ("; " + named(TRANSCRIPT_HINT, source) if any(_chat(x) for x in obj[:3]) else
              " (write each event as one object on its own line, JSON Lines)") if listed else ""))
     for name in REQUIRED_FIELDS:
         if name not in obj:
-            raise fail(f"missing required field '{name}'" + ("; " + _transcript_hint(obj) if _chat(obj) else ""))
+            raise fail(f"missing required field '{name}'" + ("; " + named(_transcript_hint(obj), source)
+                                                              if _chat(obj) else ""))
     episode_id, step, kind, text = obj["episode_id"], obj["step"], obj["kind"], obj["text"]
     if not isinstance(episode_id, str) or not episode_id:
         raise fail("field 'episode_id' must be a non-empty string")
