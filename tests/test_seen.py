@@ -70,3 +70,15 @@ def test_a_malformed_training_record_says_nothing_and_never_fails():
         model = SimpleNamespace(net=SimpleNamespace(training_info={"data": data}))
         assert trained_on_warning("sam", model, "chats.jsonl", "all") is None, json.dumps(data)
     assert trained_on_warning("sam", SimpleNamespace(net=SimpleNamespace(training_info=[1])), "c", "all") is None
+
+
+def test_a_trained_sgd_folder_is_warned_whatever_the_split():
+    """sam-general trained on ../shared/data/sgd/train with transcript_split train, which splits transcript files
+    alone: an SGD folder is read whole by fit and by sam-eval --split test, and such a measurement of it passed as
+    the README's held-out one."""
+    sgd = "../shared/data/sgd/train"
+    model = trained({"path": sgd, "kind": "sgd"}, {"path": "air.json.gz", "kind": "transcripts"}, split="train")
+    said = trained_on_warning("sam", model, sgd, "test")
+    assert said is not None and "not a transcript file" in said and "kept out of its training" in said
+    assert trained_on_warning("sam", model, "air.json.gz", "test") is None  # the transcript file's held-out split
+    assert trained_on_warning("sam", model, "../shared/data/sgd/dev", "all") is None

@@ -47,14 +47,17 @@ def trained_on_warning(name: str, retriever, data_path: str, split: str, fix: st
         if not path or not isinstance(path, str):
             continue
         own = source.get("transcript_split") if isinstance(source, dict) else None  # a mix's source: its own fit's
-        fit_split = str(own or data.get("transcript_split") or "all")
+        kind = source.get("kind") if isinstance(source, dict) else None
+        split_read = kind in (None, "transcripts")  # the split is a transcript file's: an SGD folder is read whole
+        fit_split = str(own or data.get("transcript_split") or "all") if split_read else "all (not a transcript file)"
         if fit_split == "train" and split == "test":  # the README's held-out measurement
             continue
         same = _same(Path(path).expanduser(), here)
         if same is False or (same is None and Path(path).name != here.name):
             continue
         fix = fix or ("measure with --split test" if fit_split == "train" else
-                      "fit with --data.transcript_split train and measure with --split test")
+                      "fit with --data.transcript_split train and measure with --split test" if split_read else
+                      "measure on data kept out of its training (--split reads a transcript file's split alone)")
         which = f"{data_path} is among them:" if same else f"if that is {data_path},"
         return (f"warning: {name} trained on {path} (its training.json, data.sources; transcript_split "
                 f"{fit_split}): {which} these are conversations it trained on, not held-out ones; {fix}")
