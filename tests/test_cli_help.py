@@ -221,3 +221,14 @@ def test_the_commands_that_read_transcripts_say_which_logs_they_take():
     for text in (data, train):
         text = " ".join(text.split())
         assert "sam-data formats" in text and "Gemini" in text and "OpenHands" in text, text
+
+
+def test_sam_train_fit_help_shows_no_raw_double_backticks(capsys):
+    """`sam-train fit --help` rendered docstrings (Lightning's Trainer and this package's) with their
+    reStructuredText ``literal`` marks: 124 raw double backticks, ``"auto"`` for "auto"."""
+    from sam_model.training.cli import main as train_main
+
+    with pytest.raises(SystemExit):
+        train_main(["fit", "--help"])
+    shown = capsys.readouterr().out
+    assert "--trainer.strategy" in shown and 'Default: "auto"' in shown and "``" not in shown

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from jsonargparse import ActionYesNo
-from pytorch_lightning.cli import LightningCLI
+from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 
 from sam_model import cli_config
 from sam_model.checkpoint import load_checkpoint, recorded_folder
@@ -36,7 +36,18 @@ from sam_model.training.progress import LineProgress
 SUBCOMMANDS = ("fit", "validate", "test", "predict")
 
 
+class PlainHelpParser(LightningArgumentParser):
+    """--help as a terminal shows it: the options' help comes from docstrings (Lightning's Trainer, this package's
+    modules), whose reStructuredText ``literal`` marks printed as raw double backticks in ``sam-train fit --help``."""
+
+    def format_help(self) -> str:
+        return super().format_help().replace("``", "")
+
+
 class SAMCLI(LightningCLI):
+    def __init__(self, *args, parser_class: type[LightningArgumentParser] = PlainHelpParser, **kwargs) -> None:
+        super().__init__(*args, parser_class=parser_class, **kwargs)
+
     def add_arguments_to_parser(self, parser) -> None:
         parser.add_argument("--experiment", type=str, default="sam",
                             help="the experiment's name, set by the dataset config (demo, sgd, tools, ...); the run "
