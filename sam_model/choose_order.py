@@ -87,7 +87,9 @@ def choose_order(retriever, data, *, label: str = "validation", scope: str = "ep
     said and kept in the record) on ``data`` (EvalData: validation decisions) and return the record: the chosen
     ``used_order`` and ``lexical``, the rule, the table (MRR and Recall@5 of each setting) and what it was measured
     on. ``chunking`` None: the retriever's store's own (StoreConfig.chunking), so each figure is of the search it
-    serves."""
+    serves. A store serving a network's weight per query (StoreConfig.lexical_per_query, lexical_state): its own is
+    that weight, scored as served and kept (the record's ``lexical_per_query``; its rows say the fixed part, 0); a
+    grid scores its fixed weights alone, and the one chosen replaces the per-query weight (said in one line)."""
     from sam_model.evaluation.run import score_settings
 
     config = getattr(getattr(retriever, "store", None), "config", None)
@@ -95,20 +97,27 @@ def choose_order(retriever, data, *, label: str = "validation", scope: str = "ep
     weights, kept = grid(data, own, lexicals if lexicals is not None else (own,))
     if kept is not None and say is not None:
         say(kept)
+    # a network's per-query weight (lexical_state) is scored as served where the store's own is kept; a grid is of
+    # fixed weights, the one chosen replacing it (with_order), which is said
+    per_query = bool(getattr(config, "lexical_per_query", False)) and (lexicals is None or kept is not None)
+    if getattr(config, "lexical_per_query", False) and not per_query and say is not None:
+        say(f"warning: this network serves a lexical weight per query, w(v_s) (lexical_state), which the grid "
+            f"{', '.join(f'{w:g}' for w in weights)} of fixed weights does not score: the chosen fixed weight "
+            "replaces it; to keep it, choose the ordering alone (--lexical keep, or export.lexical unset)")
     if chunking is None:  # what the store serves: a chunking store (configs/coding_chunks.yaml) searches chunks
         chunking = getattr(config, "chunker", None)
     t0 = time.perf_counter()
     settings = [(o, w) for w in weights for o in ORDERS]
-    scores = score_settings(retriever, data, settings, scope=scope, depth=depth, seed=seed,
-                            batch_size=batch_size, chunking=chunking)
-    rows = [{"used_order": o, "lexical": w, "mrr": scores[(o, w)]["mrr"], "recall@5": scores[(o, w)]["recall@5"]}
-            for o, w in settings]
+    scores = score_settings(retriever, data, [(o, None if per_query else w) for o, w in settings], scope=scope,
+                            depth=depth, seed=seed, batch_size=batch_size, chunking=chunking)
+    rows = [{"used_order": o, "lexical": w, "mrr": scores[(o, None if per_query else w)]["mrr"],
+             "recall@5": scores[(o, None if per_query else w)]["recall@5"]} for o, w in settings]
     if say is not None:
         say(f"  scored {', '.join(ORDERS)} at lexical {', '.join(f'{w:g}' for w in weights)} on {label} "
             f"({time.perf_counter() - t0:.1f} s)")
     best = pick(rows)
     return {"used_order": best["used_order"], "lexical": best["lexical"], "lexical_kept": kept, "lexical_own": own,
-            "rule": RULE, "table": rows,
+            **({"lexical_per_query": True} if per_query else {}), "rule": RULE, "table": rows,
             "log": {"name": label, "decision_points": len(data.examples),
                     "conversations": len({e.episode_id for e in data.examples})},
             "options": {"scope": scope, "depth": depth, "seed": seed,
@@ -139,11 +148,15 @@ def order_alone(record: dict[str, Any]) -> dict[str, Any]:
 
 def with_order(retriever, record: dict[str, Any]):
     """``retriever``'s store settings with the chosen ``used_order`` (``off``: null, the store's default) and
-    ``lexical`` weight (a record without one: the store's own) and its network's training record with the choice,
-    ready for sam_model.export.save_exported."""
+    ``lexical`` weight (a record without one: the store's own; a network's per-query weight, lexical_state, kept
+    where the record scored it, ``lexical_per_query``, and replaced by a grid's fixed one) and its network's training
+    record with the choice, ready for sam_model.export.save_exported."""
     config = retriever.store.config
-    config = dataclasses.replace(config, used_order=None if record["used_order"] == "off" else record["used_order"],
-                                 lexical=record.get("lexical", config.lexical))
+    config = dataclasses.replace(config, used_order=None if record["used_order"] == "off" else record["used_order"])
+    if config.lexical_per_query and not record.get("lexical_per_query"):  # a grid's fixed weight wins
+        config = config.with_lexical(record.get("lexical", config.lexical))
+    else:  # a per-query weight kept, or a store without one: its chosen (or own) fixed weight
+        config = dataclasses.replace(config, lexical=record.get("lexical", config.lexical))
     net = retriever.net
     info = dict(getattr(net, "training_info", None) or {})
     info["used_order_chosen"] = record

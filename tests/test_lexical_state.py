@@ -273,3 +273,51 @@ def test_a_tiny_fit_with_the_override_exports_a_store_that_serves_w_per_query(tm
     ex = exs[-1]
     hits = r.store.search_vector(q[-1], 5, query_text=ex.state_text, before=(ex.episode_id, ex.step))
     assert hits and any(h.rerank_bonus > 0 for h in hits)
+
+
+def _served_lexstate(bert_dir, bias: float) -> SAMRetriever:
+    """A lexical_state network whose w(v_s) is about softplus(``bias``) for every state, as its store serves it."""
+    import dataclasses
+
+    from test_opening import make_net
+
+    net = make_net(bert_dir, lexical_state=True).eval()
+    with torch.no_grad():
+        net.lexical_state.head.bias.fill_(bias)
+    return SAMRetriever(net, dataclasses.replace(served_store(net), provenance=False))
+
+
+def test_choosing_the_ordering_alone_measures_and_keeps_the_per_query_weight(tiny_bert_dir, tmp_path):
+    """choose_order without a lexical grid (export.used_order auto) scores each ordering as the store serves it, at
+    each query's own w(v_s), and the export keeps that weight: it was scored at weight 0 and served per query."""
+    from test_choose_order import _big, _named
+
+    from sam_model.choose_order import ORDERS, choose_order, with_order
+    from sam_model.evaluation.run import score_orders
+
+    data = _big(tmp_path, _named)
+    r = _served_lexstate(tiny_bert_dir, 2.0)  # w ≈ 2.1: the named result found
+    served = score_orders(r, data, list(ORDERS))
+    fixed0 = score_orders(SAMRetriever(r.net, r.store.config.with_lexical(0.0)), data, ["off"])["off"]["mrr"]
+    assert served["off"]["mrr"] > fixed0 + 0.2  # w(v_s) matters here
+    record = choose_order(r, data, lexicals=None)
+    assert {row["used_order"]: row["mrr"] for row in record["table"]} == {o: served[o]["mrr"] for o in ORDERS}
+    _, config = with_order(r, record)
+    assert config.lexical_per_query and config.used_order == (None if record["used_order"] == "off"
+                                                              else record["used_order"])
+
+
+def test_a_joint_choice_on_a_per_query_store_serves_the_fixed_weight_it_chose_and_says_so(tiny_bert_dir, tmp_path):
+    """The lexical grid is of fixed weights: the one chosen replaces w(v_s) (a fixed weight set after loading wins),
+    and a line says the per-query weight was not among those scored."""
+    from test_choose_order import _big, _named
+
+    from sam_model.choose_order import choose_order, with_order
+
+    said: list[str] = []
+    r = _served_lexstate(tiny_bert_dir, -40.0)  # w ≈ 0: a fixed weight > 0 wins the grid
+    record = choose_order(r, _big(tmp_path, _named), say=said.append)
+    assert record["lexical"] > 0
+    _, config = with_order(r, record)
+    assert not config.lexical_per_query and config.lexical == record["lexical"]
+    assert sum("lexical_state" in line and "w(v_s)" in line for line in said) == 1
