@@ -321,3 +321,34 @@ def test_a_joint_choice_on_a_per_query_store_serves_the_fixed_weight_it_chose_an
     _, config = with_order(r, record)
     assert not config.lexical_per_query and config.lexical == record["lexical"]
     assert sum("lexical_state" in line and "w(v_s)" in line for line in said) == 1
+
+
+@pytest.mark.parametrize("recency", [False, True])
+def test_with_opening_reuse_and_recency_the_store_serves_w_as_a_fixed_store_serves_that_weight(tiny_bert_dir, recency):
+    """Every w(v_s) one value: the search of the network with lexical_state is the search of the same network
+    without it at that fixed weight (u_m and r_m marked in their columns, before the lexical part)."""
+    import dataclasses
+
+    kw = {"task_opening": True, "task_reuse": True, "task_recency": recency}
+    nets = []
+    for lex in (False, True):
+        net = _net(tiny_bert_dir, lexical_state=lex, **kw).eval()
+        with torch.no_grad():
+            net.reuse.head.bias.fill_(1.0)
+            if recency:
+                net.reuse.recency.bias.fill_(-0.5)
+            if lex:
+                net.lexical_state.head.bias.fill_(0.3)
+        nets.append(net)
+    w = float(torch.nn.functional.softplus(torch.tensor(0.3)))
+    stores = [SAMRetriever(nets[0], StoreConfig(provenance=False, lexical=w)).store,
+              SAMRetriever(nets[1], dataclasses.replace(served_store(nets[1]), provenance=False)).store]
+    found = []
+    for store in stores:
+        store.add([MemoryRecord(f"e#{s}", "e", s, "tool", "collect", t) for s, t in enumerate(MEMORIES)])
+        hits = store.search(State(phase="collect", constraints={"restaurant": "pizza_hut"}), "book it", 6,
+                            used={"e#2": 1, "e#4": 2} if recency else ["e#2", "e#4"])
+        found.append([(h.id, round(h.score, 5), round(h.rerank_bonus, 5)) for h in hits])
+    assert stores[1].dim == stores[0].dim + 1 and stores[1].lexical_per_query
+    assert found[0] == found[1] and {found[0][0][0], found[0][1][0]} & {"e#2", "e#4"}  # the marks lift them
+    assert any(b > 0 for _, _, b in found[0])
