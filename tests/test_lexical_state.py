@@ -352,3 +352,22 @@ def test_with_opening_reuse_and_recency_the_store_serves_w_as_a_fixed_store_serv
     assert stores[1].dim == stores[0].dim + 1 and stores[1].lexical_per_query
     assert found[0] == found[1] and {found[0][0][0], found[0][1][0]} & {"e#2", "e#4"}  # the marks lift them
     assert any(b > 0 for _, _, b in found[0])
+
+
+def test_evaluates_replay_with_uses_told_reads_each_querys_weight(tiny_bert_dir, tmp_path):
+    """evaluate's replay (StoreReplay, every ordering, the uses told) of a network whose w(v_s) is one value for
+    every state scores as the store at that fixed weight does, and differently from weight 0."""
+    from test_choose_order import _big, _named
+
+    from sam_model.choose_order import ORDERS
+    from sam_model.evaluation.run import score_orders
+
+    data = _big(tmp_path, _named)
+    r = _served_lexstate(tiny_bert_dir, 0.5)
+    w = float(torch.nn.functional.softplus(torch.tensor(0.5)))
+    per_query = score_orders(r, data, list(ORDERS))
+    fixed = score_orders(SAMRetriever(r.net, r.store.config.with_lexical(w)), data, list(ORDERS))
+    zero = score_orders(SAMRetriever(r.net, r.store.config.with_lexical(0.0)), data, list(ORDERS))
+    for o in ORDERS:
+        assert per_query[o]["mrr"] == pytest.approx(fixed[o]["mrr"], abs=1e-9)
+    assert per_query["off"]["mrr"] > zero["off"]["mrr"]
