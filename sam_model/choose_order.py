@@ -88,8 +88,9 @@ def choose_order(retriever, data, *, label: str = "validation", scope: str = "ep
     ``used_order`` and ``lexical``, the rule, the table (MRR and Recall@5 of each setting) and what it was measured
     on. ``chunking`` None: the retriever's store's own (StoreConfig.chunking), so each figure is of the search it
     serves. A store serving a network's weight per query (StoreConfig.lexical_per_query, lexical_state): its own is
-    that weight, scored as served and kept (the record's ``lexical_per_query``; its rows say the fixed part, 0); a
-    grid scores its fixed weights alone, and the one chosen replaces the per-query weight (said in one line)."""
+    that weight, scored as served and kept (the record's ``lexical_per_query`` true; its rows say the fixed part, 0);
+    a grid scores its fixed weights alone, and the one chosen replaces the per-query weight (said in one line; the
+    record's ``lexical_per_query`` false, so :func:`order_alone` refuses it). Other stores' records have no such key."""
     from sam_model.evaluation.run import score_settings
 
     config = getattr(getattr(retriever, "store", None), "config", None)
@@ -99,8 +100,9 @@ def choose_order(retriever, data, *, label: str = "validation", scope: str = "ep
         say(kept)
     # a network's per-query weight (lexical_state) is scored as served where the store's own is kept; a grid is of
     # fixed weights, the one chosen replacing it (with_order), which is said
-    per_query = bool(getattr(config, "lexical_per_query", False)) and (lexicals is None or kept is not None)
-    if getattr(config, "lexical_per_query", False) and not per_query and say is not None:
+    serves_per_query = bool(getattr(config, "lexical_per_query", False))
+    per_query = serves_per_query and (lexicals is None or kept is not None)
+    if serves_per_query and not per_query and say is not None:
         say(f"warning: this network serves a lexical weight per query, w(v_s) (lexical_state), which the grid "
             f"{', '.join(f'{w:g}' for w in weights)} of fixed weights does not score: the chosen fixed weight "
             "replaces it; to keep it, choose the ordering alone (--lexical keep, or export.lexical unset)")
@@ -117,7 +119,7 @@ def choose_order(retriever, data, *, label: str = "validation", scope: str = "ep
             f"({time.perf_counter() - t0:.1f} s)")
     best = pick(rows)
     return {"used_order": best["used_order"], "lexical": best["lexical"], "lexical_kept": kept, "lexical_own": own,
-            **({"lexical_per_query": True} if per_query else {}), "rule": RULE, "table": rows,
+            **({"lexical_per_query": per_query} if serves_per_query else {}), "rule": RULE, "table": rows,
             "log": {"name": label, "decision_points": len(data.examples),
                     "conversations": len({e.episode_id for e in data.examples})},
             "options": {"scope": scope, "depth": depth, "seed": seed,
@@ -132,6 +134,10 @@ def order_alone(record: dict[str, Any]) -> dict[str, Any]:
     written before ``lexical_own`` whose table holds several weights (its chosen one is not the store's)."""
     own = record.get("lexical_own")
     weights = sorted({r.get("lexical", 0.0) for r in record["table"]})
+    if record.get("lexical_per_query") is False:  # the store's own is w(v_s), which the grid did not score
+        raise SAMFileError("the choice's grid scored fixed lexical weights of a network that serves its own per "
+                           "query (lexical_state), which no row holds: the ordering alone cannot be read off it; "
+                           "choose it with --lexical keep")
     if own is None:
         if len(weights) > 1:
             raise SAMFileError("the choice's record does not record the store's own lexical weight (written before "

@@ -312,7 +312,8 @@ def test_a_joint_choice_on_a_per_query_store_serves_the_fixed_weight_it_chose_an
     and a line says the per-query weight was not among those scored."""
     from test_choose_order import _big, _named
 
-    from sam_model.choose_order import choose_order, with_order
+    from sam_model.choose_order import choose_order, order_alone, with_order
+    from sam_model.io import SAMFileError
 
     said: list[str] = []
     r = _served_lexstate(tiny_bert_dir, -40.0)  # w ≈ 0: a fixed weight > 0 wins the grid
@@ -321,6 +322,8 @@ def test_a_joint_choice_on_a_per_query_store_serves_the_fixed_weight_it_chose_an
     _, config = with_order(r, record)
     assert not config.lexical_per_query and config.lexical == record["lexical"]
     assert sum("lexical_state" in line and "w(v_s)" in line for line in said) == 1
+    with pytest.raises(SAMFileError, match="lexical_state.*--lexical keep"):  # its rows at 0 are not what it serves
+        order_alone(record)
 
 
 @pytest.mark.parametrize("recency", [False, True])
