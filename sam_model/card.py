@@ -71,7 +71,9 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
              f"| re-rank (store) | provenance links {'on' if store.get('provenance') else 'off'} (to "
              f"{', '.join(store.get('source_kinds') or ['any kind'])}), needed-slot match {store.get('slot_match', 0)}, "
              f"over the top {store.get('rerank_depth', '?')}"
-             + (f", lexical match {store['lexical']}" if store.get("lexical") else "") + " |",
+             + (f", lexical match {store['lexical']}" if store.get("lexical") else "")
+             + (", lexical match at each query's own weight w(v_s) (lexical_state)"
+                if store.get("lexical_per_query") else "") + " |",
              f"| phases / kinds known | {len(sam.get('phases', []))} / {len(sam.get('kinds', []))} |", ""]
     if text_encoder:
         lines += [f"Head only: the text encoder's weights and tokenizer are not in this folder; they load from the "

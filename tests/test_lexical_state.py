@@ -374,3 +374,12 @@ def test_evaluates_replay_with_uses_told_reads_each_querys_weight(tiny_bert_dir,
     for o in ORDERS:
         assert per_query[o]["mrr"] == pytest.approx(fixed[o]["mrr"], abs=1e-9)
     assert per_query["off"]["mrr"] > zero["off"]["mrr"]
+
+
+def test_the_card_says_the_lexical_match_is_weighed_per_query(tiny_bert_dir, tmp_path):
+    """The export's card names the lexical re-rank its store serves: each query's own w(v_s), none for a fixed 0."""
+    net = _lexstate_net(tiny_bert_dir)
+    card = (save_exported(net, tmp_path / "per_query") / "README.md").read_text()
+    assert "lexical match at each query's own weight w(v_s)" in card
+    fixed = save_exported(net, tmp_path / "fixed", served_store(net).with_lexical(0.0))
+    assert "lexical match" not in (fixed / "README.md").read_text()
