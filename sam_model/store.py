@@ -114,6 +114,11 @@ class MemoryStore(StoreSearch, StoreFiles):
             raise ValueError("MemoryStore needs an encoder, or the dim of the vectors it will be given")
         self.encoder = encoder
         self.config = config or StoreConfig()
+        if self.config.lexical_per_query and encoder is not None and not lexical_tail(encoder):
+            # its vectors' last part is a content dimension, or w_u of a reuse model: read as a weight, silently
+            raise ValueError("store.lexical_per_query is on but the encoder's network was not trained with "
+                             "lexical_state (its vectors' last part is no lexical weight): set store.lexical_per_query "
+                             "false (a fixed weight: store.lexical)")
         self.dim = int(dim if dim is not None else encoder.dim)
         self.index = index if index is not None else index_from_config(self.dim, self.config.index)
         self.linker = ProvenanceLinker(self.config.source_kinds)

@@ -383,3 +383,19 @@ def test_the_card_says_the_lexical_match_is_weighed_per_query(tiny_bert_dir, tmp
     assert "lexical match at each query's own weight w(v_s)" in card
     fixed = save_exported(net, tmp_path / "fixed", served_store(net).with_lexical(0.0))
     assert "lexical match" not in (fixed / "README.md").read_text()
+
+
+def test_a_per_query_store_for_a_network_without_lexical_state_is_refused(tiny_bert_dir):
+    """Its vectors' last part is no lexical weight (a content dimension, or w_u of a reuse model), which the store
+    would read as one: refused in one line where the store is made, and where a training is set up."""
+    from sam_model.training.module import SAMLightningModule
+
+    for kw in ({}, {"task_opening": True, "task_reuse": True}):
+        net = _net(tiny_bert_dir, **kw).eval()
+        with pytest.raises(ValueError, match="store.lexical_per_query is on but .* lexical_state"):
+            SAMRetriever(net, StoreConfig(lexical_per_query=True))
+    cfg = SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32,
+                    phases=["collect"], kinds=["tool"])
+    with pytest.raises(ValueError, match="model.store.lexical_per_query is on but model.net.lexical_state is off"):
+        SAMLightningModule(cfg, store=StoreConfig(lexical_per_query=True))
+    assert SAMRetriever(_lexstate_net(tiny_bert_dir), StoreConfig(lexical_per_query=True)).store.lexical_per_query

@@ -208,6 +208,10 @@ class SAMLightningModule(pl.LightningModule):
             raise ValueError("model.reuse_soft trains the reuse head over a base trained with model.used_apart: set "
                              "model.used_apart: true and model.net.task_reuse: true (configs/task_reuse.yaml and "
                              "configs/used_apart.yaml before configs/reuse_soft.yaml), or model.reuse_soft: false")
+        if store.lexical_per_query and self.net.lexical_state is None:  # refused now, not at the export hours later
+            raise ValueError("model.store.lexical_per_query is on but model.net.lexical_state is off: the vectors' "
+                             "last part is no lexical weight; set model.store.lexical_per_query: false (a fixed "
+                             "weight: model.store.lexical) or model.net.lexical_state: true")
         self.store_config = store
         chunking = Chunking.from_dict(store.chunking, "model.store.chunking")  # tokens: what the export's encoder reads
         if chunking is not None:
