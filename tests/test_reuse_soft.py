@@ -68,7 +68,8 @@ def _grads(net) -> tuple[float, float]:
 def test_the_split_term_trains_the_base_alone_and_the_full_term_the_reuse_head_alone(tiny_bert_dir):
     torch.manual_seed(0)
     net = _net(tiny_bert_dir)
-    with torch.no_grad():
+    with torch.no_grad():  # weights not 0 (as after a step): at 0 no gradient reaches v_s through w_u whatever it reads
+        net.reuse.head.weight.copy_(0.05 * torch.randn(net.reuse.head.weight.shape))
         net.reuse.head.bias.fill_(0.5)
     loss_fn = MultiPositiveInfoNCE(0.1, learnable=True)
     batch = collate_episodes(_rows())
