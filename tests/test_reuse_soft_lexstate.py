@@ -53,8 +53,10 @@ def test_the_losses_add_the_lexical_term_once_and_read_the_marks_before_it(tiny_
         split = loss_fn(scores, *used_apart(allowed, positive, used))
         full = loss_fn(scores, allowed, positive)
         got = batch_loss(net, loss_fn, batch, apart=True, soft=True, stats=stats)
+        off = batch_loss(net, loss_fn, batch, apart=True)
         w = encode_batch(net, batch)[0][:, -1]
     assert got.item() == pytest.approx((split + full).mean().item(), rel=1e-6)
+    assert off.item() == pytest.approx(split.mean().item(), rel=1e-6)  # off: used_apart's split loss, as before
     assert stats["lexical_w"].item() == pytest.approx(w.mean().item(), rel=1e-6)  # train/lexical_w still logged
 
 
