@@ -23,15 +23,8 @@ from sam_model.models.losses import MAX_SCALE, POSITIVES, MultiPositiveInfoNCE, 
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.progress import say
 from sam_model.storeconfig import StoreConfig
-from sam_model.training.batching import candidate_masks, encode_batch, used_apart, validation_query_ids
-from sam_model.training.objective import (
-    add_lexical,
-    add_uses,
-    batch_loss,
-    seen_uses,
-    served_first,
-    soft_losses,
-)
+from sam_model.training.batching import candidate_masks, encode_batch, validation_query_ids
+from sam_model.training.objective import batch_loss, scored
 
 
 def matrix_weights(model: nn.Module) -> set[int]:
@@ -288,24 +281,10 @@ class SAMLightningModule(pl.LightningModule):
         allowed, positive = candidate_masks(batch["q_episode"], batch["q_step"], batch["q_labels"],
                                             batch["mem_episode"], batch["mem_step"], in_batch_negatives=False,
                                             mem_label=batch.get("mem_label"))
-        scores = q @ m.T
-        net, apart = self.net, self.used_apart
-        if net.reuse is not None or apart:  # as in training
-            used, recent = seen_uses(batch, batch["mem_episode"], batch["mem_step"],
-                                     recency=net.reuse is not None and net.reuse.recency is not None)
-        if self.reuse_soft:  # served as the model's own ranking, base + w_u·U, no used ordering
-            base = add_lexical(net, scores, batch, allowed, gathered=False, q=q)
-            split, full = soft_losses(net, self.loss_fn, base, q, allowed, positive, used, recent)
-            loss = (split + full).mean()
-            scores = add_uses(net, base, q, used, recent)
-        else:
-            if net.reuse is not None or apart:
-                scores = add_uses(net, scores, q, used, recent)
-            scores = add_lexical(net, scores, batch, allowed, gathered=False, q=q)  # no memory is gathered here
-            loss_allowed, loss_positive = used_apart(allowed, positive, used) if apart else (allowed, positive)
-            loss = self.loss_fn(scores, loss_allowed, loss_positive).mean()
-            if apart:  # the metrics rank every candidate as served; the split loss is the same with or without it
-                scores = served_first(scores, allowed, used)
+        # as in training (no memory is gathered here), the metrics ranking every candidate as served
+        scores, losses, _ = scored(self.net, self.loss_fn, q, q @ m.T, batch, allowed, positive, batch["mem_episode"],
+                                   batch["mem_step"], self.used_apart, self.reuse_soft, gathered=False, served=True)
+        loss = losses.mean()
         rank, world = (self.trainer.global_rank, self.trainer.world_size) if self._trainer is not None else (0, 1)
         qid = validation_query_ids(len(q), batch_idx, rank, world).to(q.device)[:, None].expand_as(scores)
         self.val_metrics.update(scores[allowed], positive[allowed], indexes=qid[allowed])

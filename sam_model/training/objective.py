@@ -157,6 +157,33 @@ def add_lexical(net: SAMNet, scores: torch.Tensor, batch: dict, allowed: torch.T
     return scores + w * lexical_matrix(batch, allowed, gathered).to(scores.dtype)
 
 
+def scored(net: SAMNet, loss_fn: MultiPositiveInfoNCE, q: torch.Tensor, scores: torch.Tensor, batch: dict,
+           allowed: torch.Tensor, positive: torch.Tensor, mem_ep: torch.Tensor, mem_step: torch.Tensor,
+           apart: bool = False, soft: bool = False, hidden: list[bool] | None = None, gathered: bool = True,
+           served: bool = False, stats: dict | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(scores, per-query losses, the candidates the loss ranked) of ``scores`` = q·m: the reuse marks
+    (:func:`add_uses`, on the uses :func:`seen_uses` gives) and the lexical term (:func:`add_lexical`) added, the
+    loss over every candidate, or with ``apart`` over :func:`used_apart`'s split, or with ``soft`` the two terms of
+    :func:`soft_losses`. One function for training (:func:`batch_loss`) and validation (the Lightning module's
+    ``validation_step``, ``gathered`` False), so the two score a batch alike. ``served`` (validation's metrics): with
+    ``apart`` the scores returned rank every candidate as the used ordering serves them (:func:`served_first`; the
+    split loss is the same either way); ``soft`` is served as its own ranking."""
+    used = recent = None
+    if net.reuse is not None or apart:
+        used, recent = seen_uses(batch, mem_ep, mem_step, hidden, net.reuse is not None and net.reuse.recency is not None)
+    if soft:
+        base = add_lexical(net, scores, batch, allowed, gathered, q=q, stats=stats)
+        split, full = soft_losses(net, loss_fn, base, q, allowed, positive, used, recent)
+        return add_uses(net, base, q, used, recent), split + full, allowed
+    scores = add_lexical(net, add_uses(net, scores, q, used, recent), batch, allowed, gathered, q=q, stats=stats)
+    if not apart:
+        return scores, loss_fn(scores, allowed, positive), allowed
+    # the split after the lexical term, which stays normalised over every candidate as without the flag
+    split_allowed, split_positive = used_apart(allowed, positive, used)
+    losses = loss_fn(scores, split_allowed, split_positive)
+    return (served_first(scores, allowed, used) if served else scores), losses, split_allowed
+
+
 def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any],
                in_batch_negatives: bool = True, world_size: int = 1, task_dropout: float = 0.0,
                phase_dropout: float = 0.0, teacher: SAMNet | None = None,
@@ -194,21 +221,8 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
     allowed, positive = candidate_masks(batch["q_episode"].to(m.device), batch["q_step"].to(m.device),
                                         batch["q_labels"].to(m.device), mem_ep, mem_step, in_batch_negatives, label,
                                         key)
-    scores = q @ m_all.T
-    if net.reuse is not None or apart:
-        used, recent = seen_uses(batch, mem_ep, mem_step, hidden, net.reuse is not None and net.reuse.recency is not None)
-    if soft:
-        base = add_lexical(net, scores, batch, allowed, q=q, stats=stats)
-        split, full = soft_losses(net, loss_fn, base, q, allowed, positive, used, recent)
-        losses = split + full
-        scores = add_uses(net, base, q, used, recent)
-    else:
-        if net.reuse is not None or apart:
-            scores = add_uses(net, scores, q, used, recent)
-        scores = add_lexical(net, scores, batch, allowed, q=q, stats=stats)
-        if apart:  # after the lexical term, which stays normalised over every candidate as without the flag
-            allowed, positive = used_apart(allowed, positive, used)
-        losses = loss_fn(scores, allowed, positive)
+    scores, losses, allowed = scored(net, loss_fn, q, q @ m_all.T, batch, allowed, positive, mem_ep, mem_step,
+                                     apart, soft, hidden, stats=stats)
     if teacher is not None and distill is not None and distill_weight:
         with torch.no_grad():
             tq, tm = encode_batch(teacher, batch)
