@@ -333,3 +333,31 @@ def test_a_recall_reaches_the_model_as_a_tool_result_never_two_user_messages_in_
     kinds = [i.get("type") or i.get("role") for i in inputs[1]]
     out = len(kinds) - 1 - kinds[::-1].index("function_call_output")  # the recall's: the newest
     assert kinds[out - 1] == "function_call" and "recalled by SAM" in inputs[1][out]["output"], inputs[1]
+
+
+def test_items_whose_store_failed_are_stored_with_the_next_add(tmp_path):
+    """The memory's add of the answer failed after the wrapped session took it (a disk full for a moment): the SDK
+    adds no item twice, so the answer was never stored. The error still reaches the run; the next turn stores it
+    before its own items, once."""
+    memory = ScopedMemory(HashingEncoder(64))
+    calls, add = [], memory.add
+
+    def flaky(*args, **kw):
+        calls.append(args)
+        if len(calls) == 2:  # the run's second add: its answer (the first is the user's input)
+            raise OSError("disk full")
+        return add(*args, **kw)
+
+    memory.add = flaky
+    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    agent = Agent(name="Shop", instructions="Help.", model=Scripted([_say("It left Porto."), _say("Tomorrow.")]))
+    with pytest.raises(OSError, match="disk full"):
+        asyncio.run(Runner.run(agent, "Where is my order A-77?", session=session))
+    assert [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]] == [
+        "Where is my order A-77?"]
+    asyncio.run(Runner.run(agent, "When does it arrive?", session=session))
+    said = [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+    assert said == ["Where is my order A-77?", "It left Porto.", "When does it arrive?", "Tomorrow."], said
+    asyncio.run(session.add_items([{"role": "user", "content": "Thanks"}]))
+    assert [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop",
+                                                limit=None)["results"]].count("Where is my order A-77?") == 1

@@ -15,7 +15,8 @@ Each ``add_items`` also stores its items in the ScopedMemory scopes (ScopedMemor
 again) are stored once: ScopedMemory reads a repeat of what the scope was sent as sent already. ``pop_item`` and
 ``clear_session`` change the conversation only: what was stored stays in memory, as what a user said stays said
 (ScopedMemory.delete_all with the scopes forgets it); the items popped last, added again at the opening of the next
-add (a retry of the user's message), are not stored twice.
+add (a retry of the user's message), are not stored twice. Where the memory's add fails (the disk full), the error
+reaches the run and the items are kept, stored before the next add's: the SDK adds none of them again.
 
 A recall's memories are the store's already: the output of a :func:`sam_recall_tool` call (its first line
 ``[N memories recalled by SAM]``) is stored as the marker ``[N memories recalled: stored already]`` (as the
@@ -60,6 +61,9 @@ class SAMSession:
         self._recalls: set[str] = set()  # call ids of recall_memory calls: their outputs are masked
         self._calls: set[str] = set()  # call ids of every function call seen
         self._popped: list[str] = []  # pop_item's items (digests), the last popped last: see add_items
+        # items the wrapped session took whose add to the memory failed (the disk full): added before the next add's,
+        # as the SDK never adds them again and they were lost from memory
+        self._unstored: list[Any] = []
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         return await self.session.get_items(limit)
@@ -72,9 +76,15 @@ class SAMSession:
             # conversation says whether it was a recall
             for item in await self.session.get_items():
                 self._note(item)
+        items = [*self._unstored, *items]
         if items:  # ScopedMemory reads items sent again once (sam_model.memory.resent): no digest here, which
             # would drop a user's "yes" said again in a later turn
-            await asyncio.to_thread(self.memory.add, [self._masked(item) for item in items], **self.scopes)
+            try:
+                await asyncio.to_thread(self.memory.add, [self._masked(item) for item in items], **self.scopes)
+            except Exception:  # not a cancel: its thread adds on, and kept they were stored twice
+                self._unstored = items
+                raise
+            self._unstored = []
 
     def _masked(self, item: Any) -> Any:
         """The item as stored: a recall's output as the marker (its memories are stored already)."""
