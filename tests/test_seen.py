@@ -82,3 +82,66 @@ def test_a_trained_sgd_folder_is_warned_whatever_the_split():
     assert said is not None and "not a transcript file" in said and "kept out of its training" in said
     assert trained_on_warning("sam", model, "air.json.gz", "test") is None  # the transcript file's held-out split
     assert trained_on_warning("sam", model, "../shared/data/sgd/dev", "all") is None
+
+
+def fitted_on(*paths: str, split: str = "all") -> SimpleNamespace:
+    """A retriever whose training record is what a fit of ``paths`` (read from the folder it ran in) writes of them:
+    each source's statistics as the datamodule records them, its fingerprint among them."""
+    import datasets
+
+    from sam_model.training.datamodule import source_stats
+
+    episodes = datasets.Dataset.from_dict({"labels": [[[1], []]]})
+    return trained(*(source_stats(p, episodes) for p in paths), split=split)
+
+
+def test_a_fit_elsewhere_is_told_by_its_files_bytes_not_their_names(tmp_path, monkeypatch):
+    """A fit that ran in another folder recorded chats.jsonl: here, another week's chats.jsonl was warned of as
+    trained on (its name, or its path here, alone), and the trained file copied as held.jsonl was not."""
+    (tmp_path / "fit").mkdir()
+    (tmp_path / "fit" / "chats.jsonl").write_text('{"week": 1}\n')
+    monkeypatch.chdir(tmp_path / "fit")
+    model = fitted_on("chats.jsonl")
+    assert model.net.training_info["data"]["sources"][0]["fingerprint"].startswith("12:")
+    (tmp_path / "eval").mkdir()
+    monkeypatch.chdir(tmp_path / "eval")
+    (tmp_path / "eval" / "chats.jsonl").write_text('{"week": 2}\n')  # the same name and size, other bytes
+    assert trained_on_warning("sam", model, "chats.jsonl", "all") is None
+    (tmp_path / "eval" / "held.jsonl").write_bytes((tmp_path / "fit" / "chats.jsonl").read_bytes())
+    said = trained_on_warning("sam", model, "held.jsonl", "all")
+    assert said is not None and "held.jsonl is among them:" in said
+
+
+def test_a_trained_folders_file_is_told_by_its_bytes_and_another_folder_is_not(tmp_path, monkeypatch):
+    """An SGD-like folder fit: one of its files copied under another name is trained bytes, the whole folder copied
+    too; a dev folder of the same file names (and a shared empty file) is not."""
+    monkeypatch.chdir(tmp_path)
+    for split, n in (("train", 1), ("dev", 2)):
+        (tmp_path / split).mkdir()
+        (tmp_path / split / "dialogues_001.json").write_text(f"[{n}]")
+        (tmp_path / split / "empty.txt").write_text("")
+    model = fitted_on("train")
+    record = model.net.training_info["data"]["sources"][0]
+    assert record["fingerprint"].startswith("dir:") and set(record["files"]) == {"dialogues_001.json", "empty.txt"}
+    assert trained_on_warning("sam", model, "dev", "all") is None
+    assert trained_on_warning("sam", model, "dev/dialogues_001.json", "all") is None
+    (tmp_path / "one.json").write_text("[1]")
+    assert trained_on_warning("sam", model, "one.json", "all") is not None
+    (tmp_path / "copied").mkdir()
+    (tmp_path / "copied" / "d.json").write_text("[1]")
+    assert trained_on_warning("sam", model, "copied", "all") is not None
+
+
+def test_a_big_file_is_fingerprinted_by_its_size_and_ends(tmp_path, monkeypatch):
+    """Past WHOLE a file is read at its first and last MiB, not whole: a change there (or of its size) tells it
+    apart; what is never read is its middle."""
+    from sam_model.data import fingerprint as fp
+
+    monkeypatch.setattr(fp, "WHOLE", 3 * fp.MIB)
+    body = bytearray(4 * fp.MIB)
+    (tmp_path / "a").write_bytes(bytes(body))
+    first = fp.file_fingerprint(tmp_path / "a")
+    body[-1] = 1
+    (tmp_path / "a").write_bytes(bytes(body))
+    assert fp.file_fingerprint(tmp_path / "a") != first and first.startswith(f"{4 * fp.MIB}:")
+    assert fp.fingerprint(tmp_path / "missing") is None

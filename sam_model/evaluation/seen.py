@@ -4,15 +4,23 @@ A fit records its training files in the export's ``training.json`` (``data.sourc
 and ``data.transcript_split``; a WiSE-FT mix records each source's own split beside it, as its fit read it).
 ``sam-eval --data`` of such a file measures conversations the model trained on, unless the fit read the file's
 train split alone and the evaluation its test split (README "Train on your own logs"): the figures then look like
-held-out ones and are not. The fit's paths are relative to the folder it ran in: where a recorded path names a file
-here, the two are compared (the same file, or one inside a trained folder, is warned of for certain; another file
-of that name is not); elsewhere a file is matched by its name, and the warning says so.
+held-out ones and are not. The fit's paths are relative to the folder it ran in, so a fit records each source's
+fingerprint too (sam_model.data.fingerprint: its bytes' size and hash; a folder's, and each of its files'): where
+the record holds one, the file measured is the trained one if its bytes are (under any name, in any folder; one
+file of a trained folder too), and another file of that name is not. A record of before fingerprints goes by the
+path: where a recorded path names a file here, the two are compared (the same file, or one inside a trained
+folder, is warned of for certain; another file of that name is not); elsewhere a file is matched by its name, and
+the warning says so.
 """
 
 from __future__ import annotations
 
 import filecmp
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
+
+from sam_model.data.fingerprint import fingerprint, fingerprints
 
 CHOOSING = "choose on conversations kept out of its training (e.g. the fit's --data.val file)"
 
@@ -30,6 +38,16 @@ def _same(recorded: Path, here: Path) -> bool | None:
         return None
 
 
+def _same_bytes(source: object, held: Callable[[], set[str]]) -> bool | None:
+    """Whether the measured data's bytes (``held()``: its fingerprints, read once for all the sources) are
+    ``source``'s (a training record's source) by their fingerprints; None where the record keeps none (a fit of
+    before fingerprints, or a source that was no local path) or the data is unreadable here: the path decides."""
+    recorded = fingerprints(source) if isinstance(source, dict) else set()
+    if not recorded or not (mine := held()):
+        return None
+    return bool(recorded & mine)
+
+
 def trained_on_warning(name: str, retriever, data_path: str, split: str, fix: str | None = None) -> str | None:
     """One warning line where ``retriever`` (shown as ``name``) trained on ``data_path`` (the file, a folder holding
     it, or where the recorded path names nothing here, a file of its name) and the evaluation reads more than the
@@ -42,6 +60,7 @@ def trained_on_warning(name: str, retriever, data_path: str, split: str, fix: st
     if not isinstance(sources, list):  # no record, or one written by hand: nothing to say
         return None
     here = Path(str(data_path))
+    held = cache(lambda: fingerprints(fingerprint(here) or {}))
     for source in sources:
         path = source.get("path") if isinstance(source, dict) else source
         if not path or not isinstance(path, str):
@@ -52,7 +71,8 @@ def trained_on_warning(name: str, retriever, data_path: str, split: str, fix: st
         fit_split = str(own or data.get("transcript_split") or "all") if split_read else "all (not a transcript file)"
         if fit_split == "train" and split == "test":  # the README's held-out measurement
             continue
-        same = _same(Path(path).expanduser(), here)
+        same = _same_bytes(source, held)
+        same = _same(Path(path).expanduser(), here) if same is None else same
         if same is False or (same is None and Path(path).name != here.name):
             continue
         fix = fix or ("measure with --split test" if fit_split == "train" else

@@ -54,12 +54,15 @@ def useful_kinds(episodes, min_share: float = 0.01) -> list[str]:
 
 
 def source_stats(path: str, episodes) -> dict:
-    """What one training source holds, for the model card: its kind, episodes, decision points, labels."""
+    """What one training source holds, for the model card: its kind, episodes, decision points, labels; and its
+    bytes' fingerprint (sam_model.data.fingerprint), by which an evaluation elsewhere knows the file it trained on
+    under any name, and a held-out file that shares its name as another."""
+    from sam_model.data.fingerprint import fingerprint
     from sam_model.data.sources import source_kind
 
     labels = [len(x) for row in episodes.select_columns(["labels"]) for x in row["labels"] if x]
     return {"path": str(path), "kind": source_kind(path), "episodes": len(episodes), "decision_points": len(labels),
-            "labels": sum(labels)}
+            "labels": sum(labels), **(fingerprint(path) or {})}
 
 
 def require_decision_points(episodes, split: str, source: str) -> None:

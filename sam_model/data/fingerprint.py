@@ -1,0 +1,59 @@
+"""A cheap fingerprint of a training source's bytes, recorded with its path when a fit reads it.
+
+A fit records the paths of its sources as given on its command line, relative to the folder it ran in; an evaluation
+elsewhere could match them by file name alone (sam_model.evaluation.seen), which warned of a held-out file that
+shares a training file's name and missed the trained bytes copied under another name. The fingerprint says which
+bytes were read, wherever they lie now: a file's size and SHA-256 (of its first and last MiB where it is bigger
+than WHOLE, so that a fit of gigabytes does not read them twice), a folder's (an SGD split) over its files' relative
+names and fingerprints, each of which is kept too, so that one file of a trained folder is known by its bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+MIB = 1 << 20
+WHOLE = 8 * MIB  # a file up to this size is hashed whole; a bigger one by its size and first and last MiB
+
+
+def file_fingerprint(path: Path) -> str:
+    """``"SIZE:SHA256"`` of a file's bytes (the whole of them up to WHOLE, else its first and last MiB)."""
+    size = path.stat().st_size
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        if size <= WHOLE:
+            digest.update(f.read())
+        else:
+            digest.update(f.read(MIB))
+            f.seek(size - MIB)
+            digest.update(f.read(MIB))
+    return f"{size}:{digest.hexdigest()}"
+
+
+def fingerprint(path: str | Path) -> dict[str, object] | None:
+    """What a training record keeps of a source's bytes: ``{"fingerprint": ...}`` for a file; for a folder its
+    fingerprint (over its files' relative names and fingerprints, sorted) and ``files`` (each file's relative name
+    and fingerprint). None where the path names nothing readable (a source that is no local path)."""
+    try:
+        p = Path(path).expanduser()
+        if p.is_file():
+            return {"fingerprint": file_fingerprint(p)}
+        if not p.is_dir():
+            return None
+        files = {f.relative_to(p).as_posix(): file_fingerprint(f) for f in sorted(p.rglob("*")) if f.is_file()}
+    except OSError:  # unreadable: no fingerprint, the record goes by the name as before
+        return None
+    listing = "\n".join(f"{name}\t{fp}" for name, fp in sorted(files.items()))
+    return {"fingerprint": f"dir:{hashlib.sha256(listing.encode()).hexdigest()}", "files": files}
+
+
+def fingerprints(recorded: dict[str, object]) -> set[str]:
+    """The fingerprints a record (:func:`fingerprint`'s, or a training source's dict holding its keys) names: its own
+    and, for a folder, its files' (one file of a trained folder, or a folder sharing one, holds trained bytes), less
+    an empty file's. Empty for a record without one (written before fingerprints were kept)."""
+    own = recorded.get("fingerprint")
+    files = recorded.get("files")
+    out = {own} if isinstance(own, str) else set()
+    out |= {v for v in files.values() if isinstance(v, str)} if isinstance(files, dict) else set()
+    return {v for v in out if not v.startswith("0:")}  # an empty file is every empty file: it tells none apart
