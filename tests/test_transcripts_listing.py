@@ -40,3 +40,14 @@ def test_the_notes_at_their_limits_read_as_before():
     assert report.roles_note().endswith("'role9' in 11 messages, first at r.jsonl:9; and 1 more roles")
     report.copies = [(f"c{i}.jsonl:1", f"o{i}.jsonl:1") for i in range(7)]
     assert report.repeats_note().endswith("c4.jsonl:1 (of o4.jsonl:1) and 2 more")
+
+
+def test_the_skipped_list_reads_as_before_one_line_each():
+    """The skipped conversations, one a line, the first 20 and a count of the rest (the last copy written out)."""
+    report = ImportReport()
+    for n in (20, 21, 22):
+        report.skipped = [f"k{i}.jsonl:1: bad" for i in range(n)]
+        lines = report.lines()
+        at = lines.index(f"skipped {n} bad conversations:")
+        more = [f"  ... and {n - 20} more"] if n > 20 else []
+        assert lines[at + 1:] == [f"  k{i}.jsonl:1: bad" for i in range(20)] + more, n

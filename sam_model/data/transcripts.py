@@ -246,9 +246,7 @@ class ImportReport:
             out.append(self.passed_note())
         if self.skipped:
             out.append(f"skipped {len(self.skipped)} bad conversations:")
-            out += [f"  {e}" for e in self.skipped[:20]]
-            if len(self.skipped) > 20:
-                out.append(f"  ... and {len(self.skipped) - 20} more")
+            out += first_listed(self.skipped, show="  {}".format, sep="\n", last="\n  ... and").split("\n")
         return out
 
     def passed_note(self) -> str:
