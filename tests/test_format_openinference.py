@@ -876,3 +876,34 @@ def test_a_hidden_answer_in_the_words_another_agent_just_said_is_read_in_its_pla
     assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
     assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said
+
+
+PARCELS = [{"role": "system", "content": "You help."}, {"role": "assistant", "content": "Hi, I track parcels."},
+           {"role": "user", "content": "Where is TRK1?"}, {"role": "assistant", "content": "Held at customs."}]
+
+
+@pytest.mark.parametrize("other", [True, False])
+def test_a_hidden_answer_to_a_shared_system_prompt_alone_is_read_from_its_own_history(other, caplog):
+    """An agent's first call sends the system prompt alone (its model greets), its output hidden whole; another
+    agent under the same session.id, its own trace, whose history starts with the same prompt, sends the prompt and
+    a greeting of its own: that input goes on from the hidden call's input, and its greeting was read as the hidden
+    answer, the hidden agent's own greeting then put after the other agent's turn. The answer is read from an input
+    of its own trace: the conversation reads as with the outputs recorded, bar the last answer. ``other`` False (a
+    guard): the hidden agent's next call in a trace of its own (a chat whose turns are each a trace) still reads
+    the answer where the next input repeats it, and only the last answer is missing."""
+    booking = [PARCELS[0], {"role": "assistant", "content": "Hello, I book flights."}, *BOOKING[1:3]]
+    doc = openinference_spans(PARCELS)
+    if not other:
+        first = min(_spans(doc), key=lambda s: int(s["startTimeUnixNano"]))
+        first["traceId"] = "c" * 32
+    hid = _without(doc, "llm.output_messages.", output_value="__REDACTED__")
+    if other:
+        doc, hid = (_beside(d, booking, 1005) for d in (doc, hid))
+    (whole,) = read(doc)
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(hid)
+    said = [m["parts"][0]["content"] for m in whole.messages]
+    assert said.index("Hi, I track parcels.") == 1 and said[-1] == "Held at customs."
+    assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said

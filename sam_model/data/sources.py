@@ -893,7 +893,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (another agent's, under the same conversation id) is anchored where the answer waits, not at that message (the
 # join's window rule): the answer was lost though the input repeats it, and counted missing. Every other span and
 # observation, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 261
+# 262: a hidden answer (255) is not taken by a call of another trace that goes on from the hidden call's input (another
+# agent's greeting after a system prompt both share, the hidden call's input that prompt alone) while a call of its own
+# trace may: its own next input reads it, put right after the prompt. Every other span, every Langfuse observation,
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 262
 
 
 @dataclass(frozen=True)

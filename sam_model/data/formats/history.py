@@ -101,17 +101,26 @@ class Unrecorded:
     anchor (a call anchored at none starts one). The next call in time under the same conversation id may be another agent's, interleaved: taken to
     repeat the answer, it counted one missing that a later call of its own history repeats, and the calls of
     another history's answer were dated by it. An answer a window read is left waiting: another agent's call at a
-    system prompt both histories start with, sending a turn of its own, reads as such a window."""
+    system prompt both histories start with, sending a turn of its own, reads as such a window. Where the calls
+    tell their origin (OpenTelemetry's trace), an input of another origin that goes on from a hidden call's input
+    takes not its answer while one of the hidden call's own origin may: another agent's call whose input is the
+    shared system prompt and its own greeting read that greeting as the answer of a hidden call whose input was the
+    prompt alone. Its own next input takes it; where none comes, the other input's reading stands (a chat whose
+    turns are each a trace reads a turn's last answer from the next turn's input)."""
 
     def __init__(self) -> None:
         self.waiting: dict[int, tuple[Any, int]] = {}  # where such a call's input ends in conv -> (its start, history)
         self.history: list[int] = []  # per message of conv, its history (conv's length where it started: an id)
         self.dropped = 0  # answers the next call of their history did not repeat (a window, a retry with a nudge)
         self.windowed: set[int] = set()  # places of ``waiting`` whose answer a window's input read (not missing)
+        self.elsewhere: set[int] = set()  # places of ``waiting`` whose answer an input of another origin read
+        self.origin: dict[int, Any] = {}  # place of ``waiting`` -> the hidden call's origin (None: not told)
 
     def join(self, conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
-             key: Callable[[Any], str], keys: list[str], start: Any, hidden: bool) -> tuple[int, int, Any, list[Any]]:
-        """Join one call (:func:`join`; ``hidden``: its output not recorded, ``start`` its start). Returns the
+             key: Callable[[Any], str], keys: list[str], start: Any, hidden: bool,
+             origin: Any = None) -> tuple[int, int, Any, list[Any]]:
+        """Join one call (:func:`join`; ``hidden``: its output not recorded, ``start`` its start; ``origin``: whose
+        call it is where the format tells, None where not). Returns the
         anchor's place (-1: none), ``conv``'s length before the call's own messages, the start of the call whose
         answer its input repeats (the calls that answer made are dated by it; None: none), and that answer where
         it was put after the input it answers (empty where it was read as the input places it)."""
@@ -122,12 +131,13 @@ class Unrecorded:
             if b in self.waiting and after[found] != keys[q - 1] and _said(inp[q]):  # anchored at the latest message
                 found, q, run = b, q - 1, 0  # (another agent's) in the words of the answer waiting where it goes on
             k = next((j for j, m in enumerate(inp[q + 1:]) if not _said(m)), len(inp) - q - 1)
-            if found in self.waiting and not run and k:  # the input goes on from one whose answer was hidden
-                made, answer = self.waiting.pop(found)[0], inp[q + 1:q + 1 + k]
+            if found in self.waiting and not run and k and self._own(found, origin):  # the input goes on from one
+                made, answer = self.waiting.pop(found)[0], inp[q + 1:q + 1 + k]  # whose answer was hidden
                 answer_late(conv, at, after, found, answer, keys[q + 1:q + 1 + k], key)
                 self.history[found + 1:found + 1] = [self.history[found]] * k
-                self.waiting = {p + k if p > found else p: w for p, w in self.waiting.items()}
-                self.windowed = {p + k if p > found else p for p in self.windowed if p != found}
+                self._moved(found, k)
+            elif found in self.waiting and not run and k:  # another origin's words: its own next input may come
+                self.elsewhere.add(found)
         before = len(conv)
         found, end = join(conv, at, after, inp, out, key, keys)
         mine = self.history[found] if found >= 0 else before
@@ -135,11 +145,15 @@ class Unrecorded:
         outs = {id(m) for m in out}
         new = [m for m in conv[before:] if id(m) not in outs]  # what its input adds to the history
         said = any(map(_said, new))
-        if not answer and found in self.waiting and (new or out or end != found):  # not one call recorded twice
+        if not answer and found in self.waiting and not self._own(found, origin):
+            pass  # another origin's call at the hidden call's input: the answer waits for its own history's
+        elif not answer and found in self.waiting and (new or out or end != found):  # not one call recorded twice
             waited = self.waiting.pop(found)[0]
             made = waited if said else None  # its answer read further on (after a nudge), or dropped
-            self.dropped += bool(new) and not said and found not in self.windowed
+            self.dropped += bool(new) and not said and found not in self.windowed | self.elsewhere
             self.windowed.discard(found)
+            self.elsewhere.discard(found)
+            self.origin.pop(found, None)
         elif not answer and said and found not in self.waiting:  # anchored before where the input ends: a window
             ours = [w for w in self.waiting.items() if w[1][1] == mine and w[0] not in self.windowed]  # kept the answer,
             if ours:  # not the words it answered: the latest of its history's, read here but left waiting (another
@@ -147,13 +161,28 @@ class Unrecorded:
                 # the answer's own next input, anchored where it waits, still puts it after the input it answers)
                 place, (made, _) = max(ours, key=lambda w: w[1][0])
                 self.windowed.add(place)
-        if hidden and end >= 0:
-            self.waiting.setdefault(end, (start, mine))
+        if hidden and end >= 0 and end not in self.waiting:
+            self.waiting[end] = (start, mine)
+            self.origin[end] = origin
         return found, before, made, answer
 
+    def _own(self, place: int, origin: Any) -> bool:
+        """Whether a call of ``origin`` may take the answer waiting at ``place``: one of the hidden call's origin,
+        or either not told."""
+        theirs = self.origin.get(place)
+        return theirs is None or origin is None or theirs == origin
+
+    def _moved(self, found: int, k: int) -> None:
+        """The answer waiting at ``found`` read, its ``k`` messages put right after it: later places move up."""
+        self.waiting = {p + k if p > found else p: w for p, w in self.waiting.items()}
+        self.windowed = {p + k if p > found else p for p in self.windowed if p != found}
+        self.elsewhere = {p + k if p > found else p for p in self.elsewhere if p != found}
+        self.origin = {p + k if p > found else p: o for p, o in self.origin.items() if p != found}
+
     def missing(self) -> int:
-        """The answers no later input of their history repeats: dropped, or the last of a history."""
-        return self.dropped + len(self.waiting) - len(self.windowed)
+        """The answers no later input of their history repeats: dropped, or the last of a history (one an input of
+        another origin read is not missing: that reading stands)."""
+        return self.dropped + len(self.waiting) - len(self.windowed | self.elsewhere)
 
 
 def _said(m: Any) -> bool:

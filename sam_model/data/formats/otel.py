@@ -559,11 +559,12 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         inputs = Inputs(lambda m: [m], _key)  # what an input repeats of the previous one: its keys made once
         late = Unrecorded()  # hidden answers, each read where a later input of its own history repeats it
         try:
-            for t, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
+            for t, n, attrs, where in sorted(spans, key=lambda s: s[:2]):
                 inp = inputs.messages(_messages(attrs.get(INPUT, []), where, INPUT))
                 out = _messages(attrs.get(OUTPUT, []), where, OUTPUT)
-                found, before, hid, answer = late.join(conv, at, after, inp, out, _key,
-                                                       [*map(inputs.key, (*inp, *out))], t, where in hidden)
+                found, before, hid, answer = late.join(conv, at, after, inp, out, _key,  # its trace: whose call
+                                                       [*map(inputs.key, (*inp, *out))], t, where in hidden,
+                                                       span_of[n][0])
                 if found < 0 and inp and before:
                     log.warning("%s: its input repeats none of the %d messages read so far of %s (its history "
                                 "rewritten whole, or another agent's calls under one conversation id?): its messages "
