@@ -907,3 +907,31 @@ def test_a_hidden_answer_to_a_shared_system_prompt_alone_is_read_from_its_own_hi
     assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
     assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said
+
+
+@pytest.mark.parametrize("interleaved", [False])
+def test_a_hidden_answer_a_window_kept_after_its_summary_is_put_after_the_input_it_answers(interleaved, caplog):
+    """The last call's input is the system prompt, a summary, and the cancel call with its result: a window that
+    kept the hidden answer (the cancel call) but not the user's "yes" it answered. The answer was put where the join
+    puts the window's new messages, after the summary (written after it, so the call's values could be traced to
+    the summary's words) and after another agent's turn read since (``interleaved``). It is put right after the
+    "yes" it answers, where the recorded output was: the conversation reads as with the outputs recorded, bar the
+    last answer, and the cancel call is still dated by its span (the failed run flags it)."""
+    doc, messages = langchain_spans(openai_messages(), {"c2"}), openai_messages()
+    last = max((s for s in _spans(doc) if s["name"] == "ChatCompletion"), key=lambda s: int(s["startTimeUnixNano"]))
+    summary = {"role": "user", "content": "Summary: the user asked to cancel a reservation."}
+    last["attributes"] = [a for a in last["attributes"] if not a["key"].startswith("llm.input_messages.")]
+    last["attributes"] += flattened("llm.input_messages", [messages[0], summary, *messages[6:8]])
+    times = sorted(int(s["startTimeUnixNano"]) for s in _spans(doc) if s["name"] == "ChatCompletion")
+    hid = _without(doc, "llm.output_messages.", output_value="__REDACTED__")
+    if interleaved:
+        doc, hid = (_beside(d, OTHER, times[2] + 3) for d in (doc, hid))
+    (whole,) = read(doc)
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(hid)
+    said = [m["parts"][0].get("content") or m["parts"][0].get("name") for m in whole.messages]
+    assert said.index("cancel") == said.index(messages[5]["content"]) + 1 < said.index(summary["content"])
+    assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
+    assert conv.failed_calls == whole.failed_calls == frozenset({"c2"})
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said

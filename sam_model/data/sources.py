@@ -897,7 +897,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # agent's greeting after a system prompt both share, the hidden call's input that prompt alone) while a call of its own
 # trace may: its own next input reads it, put right after the prompt. Every other span, every Langfuse observation,
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 262
+# 263: a hidden answer (255) a window of the hidden call's own trace kept without the words it answered (260) is put
+# right after the input it answers, not after a summary the window puts before it or another agent's turn read since.
+# Every other span, every Langfuse observation, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 263
 
 
 @dataclass(frozen=True)

@@ -161,6 +161,9 @@ class Unrecorded:
                 # the answer's own next input, anchored where it waits, still puts it after the input it answers)
                 place, (made, _) = max(ours, key=lambda w: w[1][0])
                 self.windowed.add(place)
+                if self.origin.get(place) is not None and self.origin[place] == origin:  # its own call's window
+                    answer = self._kept(conv, at, after, place, before, outs, key)
+                    before += len(answer)
         if hidden and end >= 0 and end not in self.waiting:
             self.waiting[end] = (start, mine)
             self.origin[end] = origin
@@ -172,12 +175,40 @@ class Unrecorded:
         theirs = self.origin.get(place)
         return theirs is None or origin is None or theirs == origin
 
-    def _moved(self, found: int, k: int) -> None:
-        """The answer waiting at ``found`` read, its ``k`` messages put right after it: later places move up."""
-        self.waiting = {p + k if p > found else p: w for p, w in self.waiting.items()}
-        self.windowed = {p + k if p > found else p for p in self.windowed if p != found}
-        self.elsewhere = {p + k if p > found else p for p in self.elsewhere if p != found}
-        self.origin = {p + k if p > found else p: o for p, o in self.origin.items() if p != found}
+    def _moved(self, found: int, k: int, below: float = float("inf"), read: bool = True) -> None:
+        """``k`` messages put right after ``found`` (its answer, ``read``), taken from ``below`` (inf: none): the
+        places between move up."""
+        def up(p: int) -> int:
+            return p + k if found < p < below else p
+        self.waiting = {up(p): w for p, w in self.waiting.items() if p != found or not read}
+        self.windowed = {up(p) for p in self.windowed if p != found or not read}
+        self.elsewhere = {up(p) for p in self.elsewhere if p != found or not read}
+        self.origin = {up(p): o for p, o in self.origin.items() if p != found or not read}
+
+    def _kept(self, conv: list[Any], at: dict[str, int], after: list[str | None], place: int, before: int,
+              outs: set[int], key: Callable[[Any], str]) -> list[Any]:
+        """Put the answer a window of its own origin kept (the first run of the model's messages its input added
+        since ``before``) right after the input it answers, which ends at ``place``, as :func:`answer_late` puts
+        one: where the join put it, after a summary the window puts before it, its values could be traced to the
+        summary's words, written after it. Returns the answer moved (empty where it sits there already)."""
+        lo = next((i for i in range(before, len(conv)) if id(conv[i]) not in outs and _said(conv[i])), None)
+        if lo is None or lo == place + 1:
+            return []
+        hi = lo
+        while hi < len(conv) and id(conv[hi]) not in outs and _said(conv[hi]):
+            hi += 1
+        answer, history = conv[lo:hi], self.history[lo:hi]
+        k = hi - lo
+        del conv[lo:hi], after[lo:hi], self.history[lo:hi]
+        for held, p in list(at.items()):  # as before the answer was added, for answer_late to put it
+            if p >= hi:
+                at[held] = p - k
+            elif p >= lo:
+                del at[held]
+        answer_late(conv, at, after, place, answer, [key(m) for m in answer], key)
+        self.history[place + 1:place + 1] = history
+        self._moved(place, k, lo, read=False)
+        return answer
 
     def missing(self) -> int:
         """The answers no later input of their history repeats: dropped, or the last of a history (one an input of
