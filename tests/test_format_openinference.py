@@ -661,7 +661,8 @@ def test_an_output_hidden_whole_that_the_next_input_dropped_is_counted_missing(c
     """A hidden answer the next call's input does not repeat (a new history under the same session, a window that
     dropped it) is missing as a conversation's last is; the warning counted last answers alone and said none was
     missing. Nothing is made up in its place: the user's words and the next answer are read as given; the hidden
-    call recorded twice counts once."""
+    span exported twice (its span id the same) counts once, a retry (another span sent the same input, after a
+    timeout) twice: each call's answer is its own, and neither is repeated."""
     u0, a0 = {"role": "user", "content": "Where is TRK1?"}, {"role": "assistant", "content": "Held at customs."}
     u1, a1 = {"role": "user", "content": "And TRK2?"}, {"role": "assistant", "content": "Delivered."}
     doc = openinference_spans([u0, a0, u1, a1])
@@ -670,9 +671,9 @@ def test_an_output_hidden_whole_that_the_next_input_dropped_is_counted_missing(c
     second["attributes"] += flattened("llm.input_messages", [u1])  # the new history: a0 dropped
     first["attributes"] = [a for a in first["attributes"] if not a["key"].startswith("llm.output_messages.")]
     first["attributes"] += [attr("output.value", "__REDACTED__")]
-    twice = copy.deepcopy(first)
-    twice["spanId"], twice["startTimeUnixNano"] = "0000000000000009", str(int(first["startTimeUnixNano"]) + 1)
-    for spans, n in (([], 1), ([twice], 2)):
+    twice, retry = copy.deepcopy(first), copy.deepcopy(first)
+    retry["spanId"], retry["startTimeUnixNano"] = "0000000000000009", str(int(first["startTimeUnixNano"]) + 1)
+    for spans, n, missing in (([], 1, 1), ([twice], 1, 1), ([retry], 2, 2)):
         caplog.clear()
         d = copy.deepcopy(doc)
         d["resourceSpans"][0]["scopeSpans"][0]["spans"] += spans
@@ -682,8 +683,8 @@ def test_an_output_hidden_whole_that_the_next_input_dropped_is_counted_missing(c
             ("user", "Where is TRK1?"), ("user", "And TRK2?"), ("assistant", "Delivered.")]
         said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
         assert len(said) == 1 and f"spans.json: {n} LLM span" in said[0], said
-        assert "; 1 such answer, repeated by no later input (a conversation's last, or one the next call's input " \
-            "dropped), is missing;" in said[0]
+        assert f"; {missing} such answer{'s' if missing > 1 else ''}, repeated by no later input (a conversation's " \
+            f"last, or one the next call's input dropped), {'are' if missing > 1 else 'is'} missing;" in said[0]
 
 
 def _beside(doc: dict, messages: list[dict], start: int, hide: bool = False) -> dict:
@@ -935,3 +936,39 @@ def test_a_hidden_answer_a_window_kept_after_its_summary_is_put_after_the_input_
     assert conv.failed_calls == whole.failed_calls == frozenset({"c2"})
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
     assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said
+
+
+def _retried(doc: dict) -> dict:
+    """``doc`` (openai_messages' spans) with the call that made cancel sent twice (a retry after a timeout): the
+    first attempt a span of its own, 1 ns earlier, the same input, its answer another cancel call (c9) that no later
+    input repeats."""
+    doc = copy.deepcopy(doc)
+    calls = sorted((s for s in _spans(doc) if s["name"] == "ChatCompletion"), key=lambda s: int(s["startTimeUnixNano"]))
+    first = copy.deepcopy(calls[2])
+    first["spanId"], first["startTimeUnixNano"] = "f" * 16, str(int(calls[2]["startTimeUnixNano"]) - 1)
+    out = "llm.output_messages.0.message."
+    first["attributes"] = [attr(a["key"], "c9") if a["key"] == f"{out}tool_calls.0.tool_call.id" else a
+                           for a in first["attributes"]]
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"].append(first)
+    return doc
+
+
+def test_a_retried_call_whose_outputs_were_hidden_counts_each_answer(caplog):
+    """A call sent twice with the same input (a retry after a timeout) is two model calls, each answer its own: the
+    recorded outputs read both (each an assistant message with tool calls, a decision point). Hidden, the next input
+    repeats the one the agent went on from, and the other was counted with it, once: the warning said one answer (the
+    last) was missing where two are. Each hidden call's answer is counted: the answers the warning says are missing
+    are the ones the hidden reading lacks of the recorded one."""
+    doc = _retried(openinference_spans(openai_messages()))
+    (whole,) = read(doc)
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(_without(doc, "llm.output_messages.", output_value="__REDACTED__"))
+    calls = [p["id"] for m in whole.messages for p in m["parts"] if p["type"] == "tool_call"]
+    assert calls == ["c1", "c9", "c2"]
+    kept = [*map(otel._key, conv.messages)]
+    lacks = [m for m in whole.messages if otel._key(m) not in kept]
+    assert [*map(otel._key, conv.messages)] == [otel._key(m) for m in whole.messages if m not in lacks]
+    assert all(m["role"] == "assistant" for m in lacks) and len(lacks) == 2
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and "spans.json: 5 LLM spans'" in said[0], said
+    assert f"; {len(lacks)} such answers, repeated by no later input" in said[0], said

@@ -115,12 +115,14 @@ class Unrecorded:
         self.windowed: set[int] = set()  # places of ``waiting`` whose answer a window's input read (not missing)
         self.elsewhere: set[int] = set()  # places of ``waiting`` whose answer an input of another origin read
         self.origin: dict[int, Any] = {}  # place of ``waiting`` -> the hidden call's origin (None: not told)
+        self.calls: dict[int, set[Any]] = {}  # place of ``waiting`` -> the hidden calls that sent that input
 
     def join(self, conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
              key: Callable[[Any], str], keys: list[str], start: Any, hidden: bool,
-             origin: Any = None) -> tuple[int, int, Any, list[Any]]:
+             origin: Any = None, call: Any = None) -> tuple[int, int, Any, list[Any]]:
         """Join one call (:func:`join`; ``hidden``: its output not recorded, ``start`` its start; ``origin``: whose
-        call it is where the format tells, None where not). Returns the
+        call it is where the format tells, None where not; ``call``: the call itself where the format names it, so
+        a retry, another call sent the same input, is told from the same call recorded twice). Returns the
         anchor's place (-1: none), ``conv``'s length before the call's own messages, the start of the call whose
         answer its input repeats (the calls that answer made are dated by it; None: none), and that answer where
         it was put after the input it answers (empty where it was read as the input places it)."""
@@ -154,6 +156,7 @@ class Unrecorded:
             self.windowed.discard(found)
             self.elsewhere.discard(found)
             self.origin.pop(found, None)
+            self.calls.pop(found, None)
         elif not answer and said and found not in self.waiting:  # anchored before where the input ends: a window
             ours = [w for w in self.waiting.items() if w[1][1] == mine and w[0] not in self.windowed]  # kept the answer,
             if ours:  # not the words it answered: the latest of its history's, read here but left waiting (another
@@ -167,6 +170,10 @@ class Unrecorded:
         if hidden and end >= 0 and end not in self.waiting:
             self.waiting[end] = (start, mine)
             self.origin[end] = origin
+            self.calls[end] = {call}
+        elif hidden and end >= 0 and call is not None and call not in self.calls.setdefault(end, {call}):
+            self.calls[end].add(call)  # a retry: an answer of its own (each a decision point), which the input
+            self.dropped += 1  # that goes on from this place cannot repeat beside the other's: missing
         return found, before, made, answer
 
     def _own(self, place: int, origin: Any) -> bool:
@@ -184,6 +191,7 @@ class Unrecorded:
         self.windowed = {up(p) for p in self.windowed if p != found or not read}
         self.elsewhere = {up(p) for p in self.elsewhere if p != found or not read}
         self.origin = {up(p): o for p, o in self.origin.items() if p != found or not read}
+        self.calls = {up(p): c for p, c in self.calls.items() if p != found or not read}
 
     def _kept(self, conv: list[Any], at: dict[str, int], after: list[str | None], place: int, before: int,
               outs: set[int], key: Callable[[Any], str]) -> list[Any]:

@@ -564,7 +564,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                 out = _messages(attrs.get(OUTPUT, []), where, OUTPUT)
                 found, before, hid, answer = late.join(conv, at, after, inp, out, _key,  # its trace: whose call
                                                        [*map(inputs.key, (*inp, *out))], t, where in hidden,
-                                                       span_of[n][0])
+                                                       span_of[n][0], span_of[n])
                 if found < 0 and inp and before:
                     log.warning("%s: its input repeats none of the %d messages read so far of %s (its history "
                                 "rewritten whole, or another agent's calls under one conversation id?): its messages "
