@@ -910,7 +910,7 @@ def test_a_hidden_answer_to_a_shared_system_prompt_alone_is_read_from_its_own_hi
     assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said
 
 
-@pytest.mark.parametrize("interleaved", [False])
+@pytest.mark.parametrize("interleaved", [False, True])
 def test_a_hidden_answer_a_window_kept_after_its_summary_is_put_after_the_input_it_answers(interleaved, caplog):
     """The last call's input is the system prompt, a summary, and the cancel call with its result: a window that
     kept the hidden answer (the cancel call) but not the user's "yes" it answered. The answer was put where the join
@@ -972,3 +972,24 @@ def test_a_retried_call_whose_outputs_were_hidden_counts_each_answer(caplog):
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
     assert len(said) == 1 and "spans.json: 5 LLM spans'" in said[0], said
     assert f"; {len(lacks)} such answers, repeated by no later input" in said[0], said
+
+
+def test_a_window_that_keeps_the_latest_answer_of_its_history_adds_it_once_under_interleaving():
+    """The last call's input is a window (the system prompt, a summary, then the cancel call with its result), and
+    another agent's turn under the same session.id was read since that call was made. The join takes the window's
+    repeat of the cancel call for it only where it is the conversation's latest message, which the other agent's
+    turn no longer made it: the recorded reading held the cancel call twice (two decision points, the second's
+    result read once). The latest message of its own history (a tip: none of its calls went on from it) is repeated
+    alike: the call is read once, the summary after the other agent's turn, as with none between (a guard)."""
+    doc, messages = langchain_spans(openai_messages(), {"c2"}), openai_messages()
+    last = max((s for s in _spans(doc) if s["name"] == "ChatCompletion"), key=lambda s: int(s["startTimeUnixNano"]))
+    summary = {"role": "user", "content": "Summary: the user asked to cancel a reservation."}
+    last["attributes"] = [a for a in last["attributes"] if not a["key"].startswith("llm.input_messages.")]
+    last["attributes"] += flattened("llm.input_messages", [messages[0], summary, *messages[6:8]])
+    times = sorted(int(s["startTimeUnixNano"]) for s in _spans(doc) if s["name"] == "ChatCompletion")
+    (alone,) = read(doc)
+    (conv,) = read(_beside(doc, OTHER, times[2] + 3))
+    calls = [p["id"] for m in conv.messages for p in m["parts"] if p["type"] == "tool_call"]
+    assert calls == ["c1", "c2"] == [p["id"] for m in alone.messages for p in m["parts"] if p["type"] == "tool_call"]
+    other = {otel._key(m) for m in conv.messages} - {otel._key(m) for m in alone.messages}
+    assert [otel._key(m) for m in conv.messages if otel._key(m) not in other] == [*map(otel._key, alone.messages)]

@@ -900,7 +900,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 263: a hidden answer (255) a window of the hidden call's own trace kept without the words it answered (260) is put
 # right after the input it answers, not after a summary the window puts before it or another agent's turn read since.
 # Every other span, every Langfuse observation, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 263
+# 264: a window's input that repeats the latest message of its own history (a call's last, none gone on from it) but not
+# the words before it is anchored there where another history's calls (another agent's, under the same conversation
+# id) came after it: only the conversation's latest was, and the kept answer was added twice (recorded), or put
+# after the other agent's turn (hidden). Such spans and observations change; every other span and observation,
+# examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 264
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ in the next input lacks (the GenAI conventions' ``finish_reason``, OpenAI's ``re
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from sam_model.data.formats.base import strict_loads
@@ -22,20 +22,23 @@ _TEXT = json.JSONEncoder(ensure_ascii=False, check_circular=False, default=str).
 
 
 def anchor(conv: list[Any], at: dict[str, int], after: list[str | None], keys: list[str], n: int,
-           key: Callable[[Any], str]) -> tuple[int, int, int]:
+           key: Callable[[Any], str], tips: Collection[int] = ()) -> tuple[int, int, int]:
     """Where :func:`join` anchors a call whose messages have ``keys`` (its input the first ``n``): the place in
     ``conv`` of the latest message the input repeats (-1: none), its index among the call's messages, and how many
     messages after it ``conv`` holds already after it in the same order (the same call recorded twice). Apart from
-    the join, so a reader can tell which earlier call a call goes on from before its messages are added."""
+    the join, so a reader can tell which earlier call a call goes on from before its messages are added. ``tips``:
+    the places where a call's messages ended and none went on from them since (each history's latest, where
+    another history's calls came after it), which a window's input repeats as it repeats ``conv``'s latest."""
 
     def repeats(q: int, p: int) -> bool:
-        """Input message q is conv's message p: it follows what it followed there, or p is the latest and the
-        input's message before q is one conv does not hold, or holds with other words after it (a window)."""
+        """Input message q is conv's message p: it follows what it followed there, or p is the latest (of its
+        history: a tip) and the input's message before q is one conv does not hold, or holds with other words after
+        it (a window)."""
         before = keys[q - 1] if q else None
         if after[p] == before:
             return True
         b = at.get(before, -1) if before is not None else -1
-        return p == len(conv) - 1 and not (0 <= b < p and key(conv[b + 1]) == keys[q])
+        return (p == len(conv) - 1 or p in tips) and not (0 <= b < p and key(conv[b + 1]) == keys[q])
 
     found, place = -1, -1  # in conv, in the input
     for q in range(n):
@@ -50,7 +53,7 @@ def anchor(conv: list[Any], at: dict[str, int], after: list[str | None], keys: l
 
 
 def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
-         key: Callable[[Any], str], keys: list[str] | None = None) -> tuple[int, int]:
+         key: Callable[[Any], str], keys: list[str] | None = None, tips: Collection[int] = ()) -> tuple[int, int]:
     """Add to ``conv`` what one model call adds (``at``: each message's key -> its last place in ``conv``;
     ``after``: per message of ``conv``, the key of the message before it in the call that added it, None for the
     first; both kept up to date). Its input repeats the history, possibly rewritten at the start (a summary over
@@ -64,10 +67,10 @@ def join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list
     twice); those before it are new only where ``conv`` does not hold them (:func:`anchor`). Returns the anchor's
     place in ``conv`` (-1 where the input repeats none of ``conv``: its messages start a new segment) and the place
     of the call's last message (-1: it has none), where a later call that goes on from it anchors. ``keys``: those
-    of ``inp`` and ``out``, where the caller has them already."""
+    of ``inp`` and ``out``, where the caller has them already; ``tips``: :func:`anchor`'s."""
     seq = [*inp, *out]
     keys = [key(m) for m in seq] if keys is None else keys
-    found, place, run = anchor(conv, at, after, keys, len(inp), key)
+    found, place, run = anchor(conv, at, after, keys, len(inp), key, tips)
     for i in [*(i for i in range(max(place, 0)) if keys[i] not in at), *range(place + 1 + run, len(seq))]:
         at[keys[i]] = len(conv)
         after.append(keys[i - 1] if i else None)
@@ -116,6 +119,7 @@ class Unrecorded:
         self.elsewhere: set[int] = set()  # places of ``waiting`` whose answer an input of another origin read
         self.origin: dict[int, Any] = {}  # place of ``waiting`` -> the hidden call's origin (None: not told)
         self.calls: dict[int, set[Any]] = {}  # place of ``waiting`` -> the hidden calls that sent that input
+        self.tips: set[int] = set()  # where a call's messages ended and none went on from them since (anchor)
 
     def join(self, conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
              key: Callable[[Any], str], keys: list[str], start: Any, hidden: bool,
@@ -128,7 +132,7 @@ class Unrecorded:
         it was put after the input it answers (empty where it was read as the input places it)."""
         made, answer = None, []
         if self.waiting and inp:
-            found, q, run = anchor(conv, at, after, keys, len(inp), key)
+            found, q, run = anchor(conv, at, after, keys, len(inp), key, self.tips)
             b = at.get(keys[q - 1], -1) if q > 0 and found not in self.waiting else -1
             if b in self.waiting and after[found] != keys[q - 1] and _said(inp[q]):  # anchored at the latest message
                 found, q, run = b, q - 1, 0  # (another agent's) in the words of the answer waiting where it goes on
@@ -141,7 +145,9 @@ class Unrecorded:
             elif found in self.waiting and not run and k:  # another origin's words: its own next input may come
                 self.elsewhere.add(found)
         before = len(conv)
-        found, end = join(conv, at, after, inp, out, key, keys)
+        found, end = join(conv, at, after, inp, out, key, keys, self.tips)
+        self.tips.discard(found)  # gone on from (a window's anchor is none: its history's latest stays one)
+        self.tips |= {end} if end >= 0 else set()
         mine = self.history[found] if found >= 0 else before
         self.history += [mine] * (len(conv) - before)
         outs = {id(m) for m in out}
@@ -192,6 +198,7 @@ class Unrecorded:
         self.elsewhere = {up(p) for p in self.elsewhere if p != found or not read}
         self.origin = {up(p): o for p, o in self.origin.items() if p != found or not read}
         self.calls = {up(p): c for p, c in self.calls.items() if p != found or not read}
+        self.tips = {up(p) for p in self.tips}
 
     def _kept(self, conv: list[Any], at: dict[str, int], after: list[str | None], place: int, before: int,
               outs: set[int], key: Callable[[Any], str]) -> list[Any]:
@@ -215,7 +222,10 @@ class Unrecorded:
                 del at[held]
         answer_late(conv, at, after, place, answer, [key(m) for m in answer], key)
         self.history[place + 1:place + 1] = history
+        ends = {t for t in self.tips if lo <= t < hi}  # the window's end in the answer: it moves with it
+        self.tips -= ends
         self._moved(place, k, lo, read=False)
+        self.tips |= {place + 1 + t - lo for t in ends}
         return answer
 
     def missing(self) -> int:
