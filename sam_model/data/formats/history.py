@@ -240,34 +240,67 @@ def _said(m: Any) -> bool:
 
 
 class Inputs:
-    """The messages of each model call's input, read: each input repeats the history, so what it repeats of the
-    previous input as given (the same JSON text, made and compared at C speed) is taken from that one's reading, its
+    """The messages of each model call's input, read: each input repeats the history, so what it repeats of an
+    earlier input as given (the same JSON text, made and compared at C speed) is taken from that one's reading, its
     messages and their keys, and only the rest is read (each input read whole, a long trace's history was read again
-    at every call: quadratic in its length). Compared as text, not by Python's ``==``: that holds 1, 1.0 and true
-    equal, and a message that changed one for another was taken as the previous one's reading. ``read``: one raw
-    message as the messages the reader makes of it; ``key``: :func:`join`'s key of one of them."""
+    at every call: quadratic in its length). The readings of the latest inputs of several histories are kept
+    (:data:`KEPT`), the one whose messages the input repeats longest taken: with one alone, the previous input's,
+    the calls of two agents interleaved under one conversation id each read their history whole (another agent's
+    input came between). Compared as text, not by Python's ``==``: that holds 1, 1.0 and true equal, and a message
+    that changed one for another was taken as the previous one's reading. ``read``: one raw message as the messages
+    the reader makes of it; ``key``: :func:`join`'s key of one of them."""
+
+    KEPT = 16  # the readings kept: the histories interleaved that are each taken up again without a read whole
 
     def __init__(self, read: Callable[[Any], list[Any]], key: Callable[[Any], str]) -> None:
         self.read_one, self.make_key = read, key
-        self.raw: list[str] = []  # the previous input's messages as given, as JSON text
-        self.read: list[tuple[list[Any], list[str]]] = []  # each one's messages read, and their keys
-        self.keys: dict[int, str] = {}  # id of a message of ``read`` -> its key (they are alive while held there)
+        # the latest inputs' messages as given (JSON text), and each one's messages read with their keys; the latest
+        # taken last
+        self.seen: list[tuple[list[str], list[tuple[list[Any], list[str]]]]] = []
+        self.keys: dict[int, str] = {}  # id of a message a reading of ``seen`` holds -> its key (alive while held)
+        self.held: dict[int, int] = {}  # id of such a message -> how many readings of ``seen`` hold it
+        self.work = 0  # raw messages read (the work the readings kept save: counted by the tests)
 
     def messages(self, raw: list[Any]) -> list[Any]:
         texts = [_TEXT(m) for m in raw]
-        same, most = 0, min(len(texts), len(self.raw))
-        while same < most and texts[same] == self.raw[same]:
-            same += 1
-        for ms, _ in self.read[same:]:  # no longer held: their ids may be another's next
-            for x in ms:
-                self.keys.pop(id(x), None)
+        best, same = -1, 0
+        for i in range(len(self.seen) - 1, -1, -1):  # the latest first: of readings alike, the latest is taken
+            old, n = self.seen[i][0], 0
+            most = min(len(texts), len(old))
+            while n < most and texts[n] == old[n]:
+                n += 1
+            if n > same:
+                best, same = i, n
+            if n == len(old) and i == len(self.seen) - 1:  # it goes on from the latest input: as one reading did
+                break
+        prior = self.seen[best][1][:same] if best >= 0 else []
         fresh = [(ms, [self.make_key(x) for x in ms]) for ms in map(self.read_one, raw[same:])]
+        self.work += len(raw) - same
         self.keys.update((id(x), k) for ms, ks in fresh for x, k in zip(ms, ks))
-        self.raw, self.read = texts, self.read[:same] + fresh
-        return [x for ms, _ in self.read for x in ms]
+        self._hold(fresh, 1)
+        if best >= 0 and same == len(self.seen[best][0]):  # it goes on from that input: its reading taken over
+            del self.seen[best]
+        else:  # another history, or this one changed (a window, an edit): both kept, what they share held twice
+            self._hold(prior, 1)
+        self.seen.append((texts, prior + fresh))
+        while len(self.seen) > self.KEPT:
+            self._hold(self.seen.pop(0)[1], -1)
+        return [x for ms, _ in self.seen[-1][1] for x in ms]
+
+    def _hold(self, read: list[tuple[list[Any], list[str]]], by: int) -> None:
+        """Count the messages of ``read`` held by one reading more (``by`` 1) or less (-1): a message no reading
+        holds any longer loses its key (its id may be another's next)."""
+        for ms, _ in read:
+            for x in ms:
+                n = self.held.get(id(x), 0) + by
+                if n > 0:
+                    self.held[id(x)] = n
+                else:
+                    self.held.pop(id(x), None)
+                    self.keys.pop(id(x), None)
 
     def key(self, m: Any) -> str:
-        """A message's key: as kept where this reading holds it, else made."""
+        """A message's key: as kept where a reading holds it, else made."""
         k = self.keys.get(id(m))
         return self.make_key(m) if k is None else k
 
