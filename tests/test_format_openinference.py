@@ -993,3 +993,21 @@ def test_a_window_that_keeps_the_latest_answer_of_its_history_adds_it_once_under
     assert calls == ["c1", "c2"] == [p["id"] for m in alone.messages for p in m["parts"] if p["type"] == "tool_call"]
     other = {otel._key(m) for m in conv.messages} - {otel._key(m) for m in alone.messages}
     assert [otel._key(m) for m in conv.messages if otel._key(m) not in other] == [*map(otel._key, alone.messages)]
+
+
+def test_a_hidden_answer_its_own_next_input_drops_is_missing_though_another_trace_went_on_from_it(caplog):
+    """Guard: the other agent's call went on from the hidden call's input (its own greeting after the shared
+    prompt) and left the answer waiting for the hidden agent's own next input; that input drops the answer (the
+    prompt and the user's words alone): the answer is missing, not taken as the other trace's reading."""
+    booking = [PARCELS[0], {"role": "assistant", "content": "Hello, I book flights."}, *BOOKING[1:3]]
+    doc = openinference_spans(PARCELS)
+    second = max(_spans(doc), key=lambda s: int(s["startTimeUnixNano"]))
+    second["attributes"] = [a for a in second["attributes"] if not a["key"].startswith("llm.input_messages.")]
+    second["attributes"] += flattened("llm.input_messages", [PARCELS[0], PARCELS[2]])
+    hid = _beside(_without(doc, "llm.output_messages.", output_value="__REDACTED__"), booking, 1005)
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(hid)
+    assert [m["parts"][0]["content"] for m in conv.messages] == [
+        "You help.", "Hello, I book flights.", "Book me SK123.", "Which date?", "Where is TRK1?"]
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and "; 2 such answers, repeated by no later input" in said[0], said

@@ -158,7 +158,7 @@ class Unrecorded:
         elif not answer and found in self.waiting and (new or out or end != found):  # not one call recorded twice
             waited = self.waiting.pop(found)[0]
             made = waited if said else None  # its answer read further on (after a nudge), or dropped
-            self.dropped += bool(new) and not said and found not in self.windowed | self.elsewhere
+            self.dropped += bool(new) and not said and found not in self.windowed  # its own history dropped it
             self.windowed.discard(found)
             self.elsewhere.discard(found)
             self.origin.pop(found, None)
