@@ -259,7 +259,6 @@ class Inputs:
         self.seen: list[tuple[list[str], list[tuple[list[Any], list[str]]]]] = []
         self.keys: dict[int, str] = {}  # id of a message a reading of ``seen`` holds -> its key (alive while held)
         self.held: dict[int, int] = {}  # id of such a message -> how many readings of ``seen`` hold it
-        self.work = 0  # raw messages read (the work the readings kept save: counted by the tests)
 
     def messages(self, raw: list[Any]) -> list[Any]:
         texts = [_TEXT(m) for m in raw]
@@ -275,7 +274,6 @@ class Inputs:
                 break
         prior = self.seen[best][1][:same] if best >= 0 else []
         fresh = [(ms, [self.make_key(x) for x in ms]) for ms in map(self.read_one, raw[same:])]
-        self.work += len(raw) - same
         self.keys.update((id(x), k) for ms, ks in fresh for x, k in zip(ms, ks))
         self._hold(fresh, 1)
         if best >= 0 and same == len(self.seen[best][0]):  # it goes on from that input: its reading taken over
