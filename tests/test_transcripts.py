@@ -252,6 +252,24 @@ def test_json_list_of_tau_trajectories(tmp_path):
     assert not tasks(train) & tasks(test)
 
 
+def test_null_group_or_task_id_falls_back_to_the_id(tmp_path):
+    """A line's 'group' or 'task_id' written as null (or "") names no task: the split falls back to the next key, the
+    line's id, as where the key is absent. Read as the group "None", every such conversation was one task, so the
+    test split held all of them or none, and each event carried meta.group "None"."""
+    lines = {f"conv{i}": MESSAGES for i in range(20)}
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps({"id": cid, "group": None, "task_id": "" if i % 2 else None,
+                                        "messages": messages}) + "\n"
+                            for i, (cid, messages) in enumerate(lines.items())))
+    events = list(iter_transcript_events(path))
+    assert not any("group" in e.get("meta", {}) for e in events)  # each its own group: its episode id
+    test = {e["episode_id"] for e in iter_transcript_events(path, split="test")}
+    train = {e["episode_id"] for e in iter_transcript_events(path, split="train")}
+    assert len(test) == 4 and train | test == set(lines) and not train & test
+    path.write_text(json.dumps({"id": "a", "group": None, "task_id": 7, "messages": MESSAGES}) + "\n")
+    assert {e["meta"]["group"] for e in iter_transcript_events(path)} == {"7"}  # a null group: the task_id
+
+
 def test_test_groups_are_fixed_by_name_not_by_order():
     groups = [f"task{i}" for i in range(50)]
     assert held_out_groups(groups) == held_out_groups(reversed(groups)) and len(held_out_groups(groups)) == 10

@@ -905,7 +905,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # id) came after it: only the conversation's latest was, and the kept answer was added twice (recorded), or put
 # after the other agent's turn (hidden). Such spans and observations change; every other span and observation,
 # examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 264
+# 265: a JSON Lines conversation whose 'group' or 'task_id' is null or "" takes the next key (the task_id, else its
+# id) as its group, as if the key were absent: it was the group "None" (meta.group "None", one task for the split).
+# Every other line, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 265
 
 
 @dataclass(frozen=True)

@@ -1387,7 +1387,9 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
                                                        "expected the agent's system prompt (a string)")
                 messages = [{"system_prompt": obj["system_prompt"]}, *messages]  # its step, as the memory holds it:
                 # a CodeAgent's prompt names its tools' parameters, which positional arguments take
-            group = obj.get("group", obj.get("task_id", raw_id))
+            # a null or empty group names no task (an exporter's "task_id": null): the next key, as if absent; read
+            # as the group "None", every such line was one task, wholly in train or in test
+            group = next((obj[k] for k in ("group", "task_id") if obj.get(k) not in (None, "")), raw_id)
             if isinstance(group, (dict, list)):
                 raise TranscriptFormatError(where, f"'group' is {json_type(group)}; expected a string")
             conv = Conversation(episode_id_of(raw_id), messages, where, str(group), fmt, policy)
