@@ -213,6 +213,7 @@ def test_a_shell_tools_settings_label_nothing(tmp_path):
                       "justification": "Run the parser tests"}, "trivial"),  # Codex's unified exec
     ("Bash", {"timeout": 600000, "description": "Run the parser tests"}, "trivial"),  # Claude Code
     ("execute_bash", {"timeout": 120000, "security_risk": "MEDIUM"}, "trivial"),  # OpenHands
+    ("terminal_status", {"timeout": 120000, "description": "Run the parser tests"}, "needed"),  # runs no command
     ("BashOutput", {"bash_id": "bash_12"}, "needed"),  # an id of a running shell is a value: its start printed it
     ("shell", {"workdir": "src/tinyparse"}, "needed"),  # a working directory an earlier listing printed
     ("run_tests", {"timeout": 600000}, "needed"),  # no shell: the spec's rule
@@ -221,11 +222,15 @@ def test_a_shell_tools_settings_label_nothing(tmp_path):
     ("bash", {"script": "cat src/tinyparse"}, "needed"),  # a shell's script is its command line, no setting
 ])
 def test_which_arguments_of_a_shell_tool_are_settings(tool, arguments, outcome):
+    """Each call of settings runs a command line that gives no value (``true``) beside them: only a call that runs
+    one has settings (is_shell_setting), and a harness's shell call always does; terminal_status runs none."""
     st = TranscriptState()
     said = " ".join(str(v) for v in arguments.values())
     st.add({"role": "user", "content": f"Earlier: {said} bash_12 src/tinyparse web_7 db-replica-3"})
     st.add({"role": "assistant", "content": "Checking."})
-    got = st.decide([_call_with(tool, arguments)])
+    runs = {} if outcome != "trivial" else {
+        "cmd" if tool == "exec_command" else "command": ["bash", "-lc", "true"] if tool == "shell" else "true"}
+    got = st.decide([_call_with(tool, {**runs, **arguments})])
     assert got.outcomes == {outcome: len(arguments)}
 
 

@@ -100,5 +100,5 @@ def call_leaves(call: ToolCall, hit: Callable[[int], bool] | None = None) -> lis
                 continue  # a page's bound: no leaf, as without hit
             if line is not None and hit and hit(line):
                 v, page = PageBound(str(line), (line, line)), False
-            out.append((path, v, is_tool_setting(call.name, name) or is_operation(call.name, name, value) or page))
+            out.append((path, v, is_tool_setting(call.name, name, call.arguments) or is_operation(call.name, name, value) or page))
     return out

@@ -908,7 +908,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 265: a JSON Lines conversation whose 'group' or 'task_id' is null or "" takes the next key (the task_id, else its
 # id) as its group, as if the key were absent: it was the group "None" (meta.group "None", one task for the split).
 # Every other line, examples/logs and tests/fixtures convert byte for byte.
-CONVERSION_VERSION = 265
+# 266: a shell tool's settings (is_shell_setting: a timeout, a limit, a login, a description) are settings only in a
+# call that runs a command line; a call without one (a card or SIM terminal's update_terminal(login_code, max_refund,
+# description), a tool whose name says terminal) has its arguments traced as the spec says, where they were trivial.
+# Every call with a command line, examples/logs, tests/fixtures and tau-bench convert byte for byte.
+CONVERSION_VERSION = 266
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,7 @@ SETTING_WORDS = frozenset({"timeout", "ms", "sec", "secs", "seconds", "yield", "
                            "background", "input", "approval", "login", "tty"})
 
 
-def is_shell_setting(tool: str, argument: str) -> bool:
+def is_shell_setting(tool: str, argument: str, arguments: dict[str, Any] | None = None) -> bool:
     """Whether the top-level argument ``argument`` of a call to ``tool`` says how a shell runs its command, not what
     it acts on: an argument of a shell tool (:func:`is_shell_tool`) whose name says a timeout, an output limit, a
     permission, a description for the user or background running (:data:`SETTING_WORDS`). Codex repeats
@@ -68,8 +68,12 @@ def is_shell_setting(tool: str, argument: str) -> bool:
     each later call was labelled with the first call that said the same setting. Those are the harness's settings and
     the agent's habit, never what it needs to remember; a shell tool's other arguments (the command line, a working
     directory, a running shell's id, a ``docker_exec``'s container, an ``ssh`` tool's host) are values as the spec
-    reads them, so a setting is named by its words rather than by being anything but a command."""
-    return is_shell_tool(tool) and bool(SETTING_WORDS.intersection(w.lower() for w in _NAME_WORD.findall(argument)))
+    reads them, so a setting is named by its words rather than by being anything but a command. ``arguments``: the
+    call's, given where known; then only a call that runs a command line (:func:`is_command_line`) has settings. A
+    retail or telecom tool named for a card or SIM terminal (``update_terminal(login_code, max_refund,
+    description)``) runs none: its arguments are the customer's values, which were judged trivial."""
+    return is_shell_tool(tool) and bool(SETTING_WORDS.intersection(w.lower() for w in _NAME_WORD.findall(argument))) \
+        and (arguments is None or any(is_command_line(tool, k, v) for k, v in arguments.items()))
 
 
 # a file tool's arguments that say how much of its output to show and in what form, not what it reads or searches:
@@ -82,7 +86,7 @@ FILE_NAME_WORDS = frozenset({"file", "files", "many", "multiple", "text", "searc
 FILE_SETTINGS = frozenset({"output_mode", "head_limit", "limit", "a", "b", "c", "context", "n", "i", "multiline"})
 
 
-def is_tool_setting(tool: str, argument: str) -> bool:
+def is_tool_setting(tool: str, argument: str, arguments: dict[str, Any] | None = None) -> bool:
     """Whether the top-level argument ``argument`` of a call to ``tool`` is a setting, judged trivial: a shell's
     (:func:`is_shell_setting`), or an output setting of a file tool, one whose name says grep, glob or read
     (:data:`FILE_SETTINGS`). Claude Code's Grep writes ``"output_mode": "content"`` on most searches: traced as a value,
@@ -90,7 +94,8 @@ def is_tool_setting(tool: str, argument: str) -> bool:
     sessions, two decision points with no other label); a ``Read`` with ``"limit": 200`` traced to any earlier file
     listing that printed line 200. ``path``, ``pattern`` and ``glob`` say what is read and stay values, and so does
     ``offset`` unless it starts a page (:func:`is_page_offset`, which sees the call's ``limit``)."""
-    return is_shell_setting(tool, argument) or (is_file_tool(tool) and argument.lstrip("-").lower() in FILE_SETTINGS)
+    return is_shell_setting(tool, argument, arguments) or (is_file_tool(tool)
+                                                          and argument.lstrip("-").lower() in FILE_SETTINGS)
 
 
 def is_file_tool(tool: str) -> bool:

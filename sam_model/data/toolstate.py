@@ -83,7 +83,7 @@ trivial (:func:`sam_model.data.toolarguments.is_operation`), and its ``view_rang
 generated tool worlds convert as before. The running constraints keep the whole command line
 (:meth:`TranscriptState._call`): they are part of the state text the model reads, which this extension leaves as it
 was; only labels and masking read the words. A shell
-tool's arguments whose names say a timeout, an output limit, a permission or a description
+tool's arguments, in a call that runs a command line, whose names say a timeout, an output limit, a permission or a description
 (:func:`sam_model.data.toolarguments.is_shell_setting`: Codex's ``timeout_ms``, Claude Code's ``timeout`` and
 ``description``, OpenHands' ``security_risk``) say how the command runs, not what it acts on, and are judged trivial:
 Codex repeats ``"timeout_ms": 120000`` on every call, which traced each later call to the first one.
