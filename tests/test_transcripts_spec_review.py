@@ -41,3 +41,26 @@ def test_a_shell_calls_settings_stay_trivial():
     event = decision("Run the tests with a timeout of 120000.", "run_in_terminal", command="pytest",
                      timeout=120000, description="run the tests")
     assert "useful_memory_steps" not in event
+
+
+def test_a_long_result_is_searched_only_for_the_values_it_holds(monkeypatch):
+    """Results are kept whole by default, and every argument value is searched in every earlier event: a regex
+    scan of a megabyte per value (34 ms) made a coding session with a few large outputs take minutes. A text that
+    does not hold a value as a substring cannot say it, so it is scanned for none but those it holds."""
+    import re
+
+    big = " ".join(f"w{i}" for i in range(150_000))  # about 1 MB
+    scanned: list[str] = []
+    search = re.search
+    monkeypatch.setattr(re, "search", lambda pattern, string, *a, **k: (
+        scanned.append(pattern) if len(string) >= len(big) else None) or search(pattern, string, *a, **k))
+    events = convert_conversation(Conversation("ep", [
+        {"role": "user", "content": "Find order w7 for me."},
+        {"role": "assistant", "content": None, "tool_calls": [call("list_orders", "c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": big},
+        {"role": "assistant", "content": "Found it."},
+        {"role": "assistant", "content": None, "tool_calls": [call(
+            "get_order", "c2", order_id="w7", note="absent_one", ref="absent_two", code="absent_three")]},
+        {"role": "tool", "tool_call_id": "c2", "content": "{}"}], "test.jsonl:1", "ep"))
+    assert events[3]["useful_memory_steps"] == [0]  # w7: the user's, first
+    assert scanned and not any("absent" in p for p in scanned)

@@ -26,8 +26,11 @@ from sam_model.data.text import norm
 
 
 def contains_value(text_norm: str, value_norm: str) -> bool:
-    """``value`` occurs in ``text`` as whole words ("2" is not in "12 results")."""
-    return bool(value_norm) and re.search(r"(?<!\w)" + re.escape(value_norm) + r"(?!\w)", text_norm) is not None
+    """``value`` occurs in ``text`` as whole words ("2" is not in "12 results"). A text that does not hold the value
+    at all is not scanned by the regex: the substring test is about ten times faster, and the labelling rule asks
+    this of every earlier event for every argument value (a whole tool result of a megabyte took 34 ms a value)."""
+    return bool(value_norm) and value_norm in text_norm and re.search(
+        r"(?<!\w)" + re.escape(value_norm) + r"(?!\w)", text_norm) is not None
 
 
 def _flat(value: Any) -> list[str]:
