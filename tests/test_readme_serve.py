@@ -78,6 +78,7 @@ def test_the_served_memory_blocks_run_as_written(tmp_path):
     keys_line, serve_line = start.splitlines()[:2]
     subprocess.run(["bash", "-c", keys_line], cwd=tmp_path, env=env, check=True, timeout=60)
     assert len(json.loads((tmp_path / "keys.json").read_text())["acme"]) >= 16
+    assert (tmp_path / "keys.json").stat().st_mode & 0o077 == 0  # each key reaches its tenant: the owner's alone
     serve = shlex.split(serve_line, comments=True)
     assert serve == ["sam-serve", "--keys", "keys.json"]
     log = tmp_path / "server.log"

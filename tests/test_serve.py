@@ -925,6 +925,26 @@ def test_a_keys_file_with_a_byte_order_mark_is_read(tmp_path):
     assert read_keys(path) == {"k" * 20: ("acme", {})}
 
 
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_a_keys_file_other_users_may_read_is_said_at_start(tmp_path, caplog):
+    """Found by a walkthrough: the README's keys line (``> keys.json``) makes a file of mode 0644, so every account
+    of the machine could read each tenant's key and, through the server on 127.0.0.1, its memories (the tenants'
+    folders are 0700 for that reason), and sam-serve said nothing. One warning names the file and the fix; a file
+    of its owner's alone is read without a word."""
+    path = keys_file(tmp_path)
+    for mode, warned in ((0o644, True), (0o660, True), (0o600, False), (0o400, False)):
+        caplog.clear()
+        path.chmod(mode)
+        with caplog.at_level("WARNING", logger="sam_model.serve.tenants"):
+            assert set(read_keys(path)) == set(KEYS.values())
+        said = [r.getMessage() for r in caplog.records]
+        if warned:
+            assert said == [f"{path}: the keys file is open to other users of this machine (mode {mode:04o}), and "
+                            f"each key reaches its tenant's memories: chmod 600 {path}"], said
+        else:
+            assert said == [], said
+
+
 def test_a_second_server_on_the_same_data_is_refused_while_the_first_runs(tiny_bert_dir, tmp_path):
     """Found by review: a second sam-serve on one --data (a restart while the old one still ran, or one that only
     failed to bind its port) replayed the log and wrote into it beside the first, each checkpoint cutting it at its

@@ -19,8 +19,8 @@ with no spaces at the ends (what a header carries as it is). A tenant's value ma
 ``{"key": "<api key>", "user_id": "alice"}`` (``agent_id``, ``run_id``), whose key serves that scope only, or a
 list of keys and entries (a SaaS that hands one key to each of its customers' users): every request made with
 such a key gets the scope filled in, is refused when it names another, and is never widened (Caller.within,
-sam_model.serve.scopes). Each tenant's folder is readable by the server's user alone. Keys are compared in
-constant time.
+sam_model.serve.scopes). Each tenant's folder is readable by the server's user alone, and a keys file other users
+of the machine may read is said so at start (:func:`warn_if_shared`). Keys are compared in constant time.
 """
 
 from __future__ import annotations
@@ -113,6 +113,7 @@ def read_keys(path: str | os.PathLike) -> dict[str, Access]:
         raise SAMFileError(f"{path}: unreadable keys file ({err}); it must be a JSON object tenant -> key") from None
     if not isinstance(raw, dict) or not raw:
         raise SAMFileError(f"{path}: the keys file must be a non-empty JSON object tenant -> key")
+    warn_if_shared(path)
     keys: dict[str, Access] = {}
     whose: dict[str, str] = {}
     folded: dict[str, str] = {}
@@ -132,6 +133,21 @@ def read_keys(path: str | os.PathLike) -> dict[str, Access]:
                 raise SAMFileError(f"{path}: {whose[key]} and {who} have the same key; give each its own")
             keys[key], whose[key] = Access(tenant, scopes), who
     return keys
+
+
+def warn_if_shared(path: Path) -> None:
+    """A warning naming the keys file when users of the machine other than its owner may read or write it. Each
+    key reaches its tenant's memories through the server (on 127.0.0.1, from any local account), so a keys file
+    made as the shell makes files (``> keys.json``: 0644 under the usual umask) handed every tenant's memories to
+    every account, while the tenants' folders are 0700 for that very reason. A warning, not a refusal: secret
+    volumes (Kubernetes' default 0644, Docker's 0444) are shared only with the container."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:  # read a moment ago: whatever it is now, the read decided
+        return
+    if os.name == "posix" and mode & 0o077:
+        log.warning("%s: the keys file is open to other users of this machine (mode %04o), and each key reaches "
+                    "its tenant's memories: chmod 600 %s", path, mode, path)
 
 
 def _key_entry(entry: Any, who: str, path: Path) -> tuple[str, dict[str, str]]:
@@ -625,7 +641,7 @@ class Tenants:
             raise first
 
 
-__all__ = ["Access", "Caller", "Tenant", "Tenants", "apply", "check_checkpoint_share", "read_keys"]
+__all__ = ["Access", "Caller", "Tenant", "Tenants", "apply", "check_checkpoint_share", "read_keys", "warn_if_shared"]
 
 
 def _named(text: str, field: str) -> str:
