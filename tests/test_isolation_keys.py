@@ -370,6 +370,37 @@ def test_mcp_takes_its_key_from_each_request_not_the_body_or_a_second_header(ser
     check_held(tenants, before, text)
 
 
+def test_mcp_without_a_known_key_is_a_401_before_the_sdk_reads_it(served):
+    """Found by a walkthrough: /mcp answered a caller with no key or a wrong one 200 (initialize and tools/list
+    served, a tool call's refusal a 200 whose result was the error), where every route answers 401. Now the mount
+    answers 401 with the routes' line as a JSON-RPC error (what an MCP client shows), the body unread (a key given
+    twice in it would be a 400); a known key is served."""
+    tenants, http = served
+    before = others(tenants)
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    recall = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+              "params": {"name": "recall", "arguments": {"query": "flight", "user_id": "bob"}}}
+    for headers in ({}, {"X-API-Key": ""}, {"Authorization": f"Bearer {ADMIN[:-1]}"}, {"X-API-Key": ALICE.upper()},
+                    {"Authorization": ADMIN}):  # no scheme: no key
+        for body in (initialize, listing, recall):
+            r = http.post("/mcp/", headers={**JSON_RPC, **headers}, json=body)
+            assert (r.status_code, r.json(), r.headers.get("www-authenticate")) == (401, {
+                "jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Unauthorized: missing or unknown "
+                                                        "API key: send 'Authorization: Bearer <key>' or 'X-API-Key: "
+                                                        "<key>'"}}, "Bearer"), (headers, body, r.text)
+        twice = b'{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "tools/list"}'
+        r = http.post("/mcp/", headers={**JSON_RPC, **headers, "Content-Type": "application/json"}, content=twice)
+        assert r.status_code == 401, r.text
+        assert http.get("/mcp/", headers={**JSON_RPC, **headers}).status_code == 401
+    check_held(tenants, before, "")
+    for who in ("admin", "alice"):
+        r = http.post("/mcp/", headers={**JSON_RPC, **AS[who]}, json=listing)
+        assert r.status_code == 200 and {t["name"] for t in r.json()["result"]["tools"]} == {
+            "remember", "recall", "forget", "forget_all"}, r.text
+
+
 def test_a_write_by_alices_key_lands_in_alices_scope_whatever_it_claims(served):
     tenants, http = served
     for body in ({"messages": "m1", "metadata": {"user_id": "bob"}},

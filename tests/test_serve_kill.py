@@ -56,9 +56,10 @@ def test_mcp_tools_answer_a_client_with_the_tenants_key(export, tmp_path):
             other = await c.call_tool("recall", {"query": "budget?", "user_id": "mia"})
             assert json.loads(other.content[0].text)["results"] == []
             assert (await c.call_tool("forget", {"memory_id": mid})).is_error
-        async with await session("not-a-key-0123456789") as c:
-            denied = await c.call_tool("recall", {"query": "budget?", "user_id": "mia"})
-            assert denied.is_error and "unknown API key" in denied.content[0].text
+        with pytest.raises(Exception) as denied:  # a 401 at /mcp: the client shows its JSON-RPC error's line
+            async with await session("not-a-key-0123456789") as c:
+                await c.call_tool("recall", {"query": "budget?", "user_id": "mia"})
+        assert "Unauthorized: missing or unknown API key" in repr(denied.value)
         async with await session(KEYS["acme"]) as c:
             assert not (await c.call_tool("forget", {"memory_id": mid})).is_error
 

@@ -12,7 +12,8 @@
     GET    /v1/history/{id}             history
     GET    /health                      liveness (no key): {"status": "ok"}, nothing else
 
-Every call but /health needs ``Authorization: Bearer <key>`` (or ``X-API-Key: <key>``): 401 without a known key.
+Every call but /health needs ``Authorization: Bearer <key>`` (or ``X-API-Key: <key>``): 401 without a known key
+(at /mcp too, before the MCP SDK reads the request: _KeyFirst).
 A key the keys file fixes to a scope (``{"key": ..., "user_id": "alice"}``: sam_model.serve.tenants) serves that
 scope only: every call's scope is filled in with it, a call naming another value (a scope, or a scope in a search's
 ``filters``) is a 403 naming the field and the key's value, and nothing is widened (a get_all or delete_all by agent
@@ -46,6 +47,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from starlette.datastructures import Headers
 
 from sam_model.io import SAMFileError, unique_keys
 from sam_model.limits import (
@@ -59,6 +61,7 @@ from sam_model.limits import (
 from sam_model.memory.scopedinput import FIT_CHARS
 from sam_model.serve import invalid
 from sam_model.serve.jsonrpc import key_twice, parse_error
+from sam_model.serve.jsonrpc import unauthorized as rpc_unauthorized
 from sam_model.serve.scopes import FixedScopeError, refusal
 from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
@@ -269,6 +272,29 @@ class _UniqueKeys:
         return await self.app(scope, _replaying(body, receive), send)
 
 
+class _KeyFirst:
+    """The MCP app at /mcp behind the routes' rule: a request with no key or an unknown one is a 401 before the SDK
+    reads it (each tool still checks the key it is called with), its body the routes' line as a JSON-RPC error,
+    which an MCP client shows. Found by a walkthrough: such a caller was answered 200 at /mcp, initialize and
+    tools/list served and a tool's refusal a 200 whose result was the error, where every route answers 401
+    (docs/serving.md, "Tenants")."""
+
+    def __init__(self, app: Any, tenants: Tenants):
+        self.app, self.tenants = app, tenants
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "http":
+            headers = Headers(scope=scope)  # what the routes' Header() and the tools' ctx.headers read
+            if self.tenants.of_headers(headers.get("authorization"), headers.get("x-api-key")) is None:
+                return await JSONResponse(rpc_unauthorized(NO_KEY), status_code=401, headers=BEARER)(
+                    scope, receive, send)
+        return await self.app(scope, receive, send)
+
+
+NO_KEY = "missing or unknown API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
+BEARER = {"WWW-Authenticate": "Bearer"}
+
+
 class _Request(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
@@ -339,9 +365,8 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
             raise _Unauthorized
         return caller
 
-    app.add_exception_handler(_UnauthorizedError, lambda _r, _e: JSONResponse(
-        {"detail": "missing or unknown API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"},
-        status_code=401, headers={"WWW-Authenticate": "Bearer"}))
+    app.add_exception_handler(_UnauthorizedError, lambda _r, _e: JSONResponse({"detail": NO_KEY}, status_code=401,
+                                                                             headers=BEARER))
     C = Annotated[Caller, Depends(caller_of)]  # every route's scopes pass through caller.within: the key's fixed ones
 
     def once(request: Request) -> None:
@@ -447,7 +472,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         return caller.tenant.memory.history(given(memory_id), **scoped(caller, query))
 
     if mcp_app is not None:
-        app.mount("/mcp", _UniqueKeys(mcp_app))
+        app.mount("/mcp", _KeyFirst(_UniqueKeys(mcp_app), tenants))
     return app
 
 

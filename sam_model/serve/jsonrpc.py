@@ -14,6 +14,7 @@ from sam_model.io import unique_keys
 PARSE_ERROR = -32700  # JSON-RPC 2.0's code for a message that could not be parsed
 INVALID_REQUEST = -32600  # JSON-RPC 2.0's code for JSON that is no JSON-RPC message
 BUSY = -32000  # of JSON-RPC 2.0's server errors (-32000 to -32099): a request the server has no room for now
+UNAUTHORIZED = -32001  # of the server errors too: a request with no key or an unknown one (HTTP 401)
 
 
 class _TwiceError(ValueError):
@@ -53,6 +54,13 @@ def parse_error(why: str, request_id: int | str | None = None) -> dict[str, Any]
 def invalid_request(why: str, request_id: int | str | None = None) -> dict[str, Any]:
     """The JSON-RPC error answering JSON that is no JSON-RPC message, as :func:`parse_error`."""
     return _error(INVALID_REQUEST, "Invalid Request", why, request_id)
+
+
+def unauthorized(why: str) -> dict[str, Any]:
+    """The JSON-RPC error of an HTTP 401 at /mcp, the body unread (so id null: the SDK's client answers the request
+    it sent with it), which the client shows: a 401 of another body reads there 'Server returned an error
+    response'."""
+    return _error(UNAUTHORIZED, "Unauthorized", why, None)
 
 
 def busy(why: str, request_id: int | str | None) -> dict[str, Any]:
@@ -103,5 +111,5 @@ def readable_id(value: Any) -> int | str | None:
     return None
 
 
-__all__ = ["BUSY", "INVALID_REQUEST", "PARSE_ERROR", "RESPONSE_KEYS", "busy", "id_of", "invalid_request", "key_twice",
-           "parse_error", "readable_id"]
+__all__ = ["BUSY", "INVALID_REQUEST", "PARSE_ERROR", "RESPONSE_KEYS", "UNAUTHORIZED", "busy", "id_of",
+           "invalid_request", "key_twice", "parse_error", "readable_id", "unauthorized"]
