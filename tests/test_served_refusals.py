@@ -37,3 +37,28 @@ def test_a_search_of_no_scope_is_refused_without_advice_the_server_refuses(tmp_p
     assert answer.is_error and "give user_id, agent_id or run_id" in answer.content[0].text
     for said in (r.json()["detail"], answer.content[0].text):
         assert "all_scopes" not in said and "missing scope is refused" in said, said
+
+
+def test_a_wildcard_scope_in_filters_is_refused_without_advice_the_server_refuses(tmp_path):
+    """Found by a walkthrough: a search whose filters named a scope '*' was answered "... would search every user;
+    give one, or all_scopes=True on purpose", the argument the served search refuses (the no-scope refusal above
+    had lost it, this one kept it). Over HTTP it says what a caller can give: one scope."""
+    http = TestClient(create_app(open_tenants(tmp_path)))
+    for scope in ("user_id", "agent_id", "run_id"):
+        r = http.post("/v1/memories/search", headers={"X-API-Key": KEYS["acme"]},
+                      json={"query": "plan", "user_id": "mia", "filters": {scope: "*"}})
+        assert (r.status_code, r.json()) == (422, {"detail": f"filters.{scope} '*' would search every "
+                                                             f"{scope.removesuffix('_id')}; give one"}), r.text
+
+
+def test_an_update_of_empty_data_is_refused_without_leave_it_out(tmp_path):
+    """Found by a walkthrough: ``PUT /v1/memories/{id}`` with ``{"data": ""}`` was told to "give a value of at
+    least 1 character(s), or leave it out", and leaving it out is a 422 "data is missing". Now it says to give the
+    text alone; the memory is unchanged."""
+    http = TestClient(create_app(open_tenants(tmp_path)))
+    key = {"X-API-Key": KEYS["acme"]}
+    mid = http.post("/v1/memories", headers=key, json={"messages": "I live in Paris", "user_id": "mia"}).json()
+    mid = mid["results"][0]["id"]
+    r = http.put(f"/v1/memories/{mid.replace('#', '%23')}", headers=key, json={"data": ""})
+    assert (r.status_code, r.json()) == (422, {"detail": "data is empty: give a text of at least 1 character(s)"})
+    assert http.get(f"/v1/memories/{mid.replace('#', '%23')}", headers=key).json()["memory"] == "I live in Paris"

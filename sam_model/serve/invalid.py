@@ -130,7 +130,9 @@ def line(err: Mapping[str, Any], known: Iterable[str] = ()) -> str:
     if kind == "string_too_long":
         return f"{name} is longer than {ctx.get('max_length')} characters: shorten it"
     if kind == "string_too_short":
-        return f"{name} is empty: give a value of at least {ctx.get('min_length')} character(s), or leave it out"
+        # no field taking a minimum length may be left out (an update's data): "or leave it out" sent a caller to
+        # a 422 saying it was missing
+        return f"{name} is empty: give a text of at least {ctx.get('min_length')} character(s)"
     if kind == "value_error" and isinstance(ctx.get("error"), ValueError):  # a check of ours: its own line, which
         return str(ctx["error"])[:300]  # names the field (sam_model.limits.check_scope)
     bounds = {"greater_than_equal": ("at least", "ge"), "less_than_equal": ("at most", "le"),

@@ -17,15 +17,16 @@ from sam_model.limits import check_scope_characters, scope_flaw
 from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory
 from sam_model.serve.wal import check_unicode
 
-# ScopedMemory's advice for a call of no scope names its all_scopes argument, which no served call takes (HTTP refuses
-# the field, MCP the argument): a served refusal leaves it out
-_ALL_SCOPES = re.compile(r" \(or all_scopes=True to \w+ every scope on purpose\)")
+# ScopedMemory's advice for a call of no scope, or of a scope '*' in filters, names its all_scopes argument, which no
+# served call takes (HTTP refuses the field, MCP the argument): a served refusal leaves it out
+_ALL_SCOPES = re.compile(r" \(or all_scopes=True to \w+ every scope on purpose\)|, or all_scopes=True on purpose")
 
 
 def refusal(err: BaseException) -> str:
     """The line a served call answers for a refused one (HTTP's ``detail``, MCP's tool error): the error's text, a
     KeyError's without its quotes, and a missing scope's without ``(or all_scopes=True to search every scope on
-    purpose)``, which sent a caller to an argument sam-serve refuses."""
+    purpose)``, a scope '*' in filters' without ``, or all_scopes=True on purpose``, which sent a caller to an
+    argument sam-serve refuses."""
     text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
     return _ALL_SCOPES.sub("", text)
 
