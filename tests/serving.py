@@ -19,6 +19,8 @@ def tiny_export(bert_dir: Path, folder: Path, **config) -> Path:
 
 
 def keys_file(folder: Path, keys: dict[str, str] = KEYS) -> Path:
+    """The keys file, its owner's alone as the README makes it (sam-serve warns of one other users may read)."""
     path = folder / "keys.json"
     path.write_text(json.dumps(keys))
+    path.chmod(0o600)
     return path
