@@ -145,6 +145,27 @@ def test_a_key_given_twice_in_an_mcp_call_over_http_is_refused_not_read_as_the_l
     tenants.close()
 
 
+def test_an_mcp_body_that_is_no_utf8_is_refused_saying_what_to_send(tmp_path):
+    """Found by a walkthrough: a remember over /mcp holding a Latin-1 'café' was answered by the SDK's "Parse error:
+    invalid unicode code point at line 1 column 99", which names no byte and says nothing of what to send. Now it
+    is the HTTP routes' line, as a JSON-RPC parse error, and nothing is stored."""
+    pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from test_isolation_keys import AS, JSON_RPC, client, open_tenants
+
+    tenants = open_tenants(tmp_path)
+    raw = ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": '
+           '{"text": "caf\xe9", "user_id": "alice"}}}').encode("latin-1")
+    with client(tenants) as mcp_http:
+        r = mcp_http.post("/mcp/", headers={**AS["admin"], **JSON_RPC, "Content-Type": "application/json"},
+                          content=raw)
+    at = raw.index(b"\xe9")
+    assert (r.status_code, r.json()) == (400, {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32700, "message": f"Parse error: the request body is not UTF-8 (byte 0xe9 at position {at}): send "
+                                   "JSON encoded as UTF-8"}}), r.text
+    assert tenants.tenants["acme"].memory.get_all(all_scopes=True)["results"] == []
+    tenants.close()
+
+
 @pytest.mark.parametrize("method, url, says", [
     ("GET", "/v1/memories?user_id=Jos%E8", "query parameter user_id is not UTF-8 (byte 0xe8 at position 3)"),
     ("DELETE", "/v1/memories?user_id=Jos%E8", "query parameter user_id is not UTF-8 (byte 0xe8 at position 3)"),

@@ -60,7 +60,7 @@ from sam_model.limits import (
 )
 from sam_model.memory.scopedinput import FIT_CHARS
 from sam_model.serve import invalid
-from sam_model.serve.jsonrpc import key_twice, parse_error
+from sam_model.serve.jsonrpc import parse_error, unreadable
 from sam_model.serve.jsonrpc import unauthorized as rpc_unauthorized
 from sam_model.serve.scopes import FixedScopeError, refusal
 from sam_model.serve.tenants import Caller, Tenant, Tenants
@@ -248,8 +248,8 @@ class _UniqueKeys:
     """The MCP app at /mcp, its JSON-RPC bodies refused where a key is given twice in one object: the SDK reads them
     by pydantic, which kept the last value as Python's reader did (``remember(user_id="alice", user_id="bob")``
     stored bob's memory). Answered as the SDK answers a body it cannot parse (400, JSON-RPC error -32700), naming
-    the key (sam_model.serve.jsonrpc, the rule of --stdio's lines too); any other problem of the body is left to
-    the SDK. So a body is read as JSON twice: the SDK's transport reads the body itself, with no way to take a
+    the key (sam_model.serve.jsonrpc, the rule of --stdio's lines too); a body that is no UTF-8 alike, in the routes'
+    words (the SDK's named no byte and no fix); any other problem of the body is left to the SDK. So a body is read as JSON twice: the SDK's transport reads the body itself, with no way to take a
     message read already (--stdio's server takes its messages, read once). The first read costs about 0.1 ms on a
     25 kB call and 1.5 to 5 ms on a 1 MB one (a 2-core Xeon, 2026-12-07), less than a remember's encoding."""
 
@@ -267,8 +267,8 @@ class _UniqueKeys:
             chunks.append(message.get("body", b""))
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        if (twice := key_twice(body)) is not None:
-            return await JSONResponse(parse_error(twice), status_code=400)(scope, receive, send)
+        if (why := unreadable(body)) is not None:  # a key given twice, or bytes that are no UTF-8
+            return await JSONResponse(parse_error(why), status_code=400)(scope, receive, send)
         return await self.app(scope, _replaying(body, receive), send)
 
 

@@ -40,6 +40,18 @@ def key_twice(message: str | bytes) -> str | None:
     return None
 
 
+def unreadable(message: bytes) -> str | None:
+    """Why the SDK must not read an HTTP body (what :func:`key_twice` says, or that it is no UTF-8, said as the HTTP
+    routes say it), else None. The SDK refused bytes that are no UTF-8 with "invalid unicode code point at line 1
+    column 99", which names no byte and says nothing of what to send."""
+    try:
+        text = message.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return (f"the request body is not UTF-8 (byte {err.object[err.start]:#04x} at position {err.start}): send "
+                "JSON encoded as UTF-8")
+    return key_twice(text)
+
+
 def _error(code: int, label: str, why: str, request_id: int | str | None) -> dict[str, Any]:
     """A JSON-RPC error of ``code``, its message ``label: why``: the one shape of both refusals below."""
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": f"{label}: {why}"}}
@@ -112,4 +124,4 @@ def readable_id(value: Any) -> int | str | None:
 
 
 __all__ = ["BUSY", "INVALID_REQUEST", "PARSE_ERROR", "RESPONSE_KEYS", "UNAUTHORIZED", "busy", "id_of",
-           "invalid_request", "key_twice", "parse_error", "readable_id", "unauthorized"]
+           "invalid_request", "key_twice", "parse_error", "readable_id", "unauthorized", "unreadable"]
