@@ -62,3 +62,33 @@ def test_an_update_of_empty_data_is_refused_without_leave_it_out(tmp_path):
     r = http.put(f"/v1/memories/{mid.replace('#', '%23')}", headers=key, json={"data": ""})
     assert (r.status_code, r.json()) == (422, {"detail": "data is empty: give a text of at least 1 character(s)"})
     assert http.get(f"/v1/memories/{mid.replace('#', '%23')}", headers=key).json()["memory"] == "I live in Paris"
+
+
+def test_a_refusal_by_id_shows_the_callers_long_values_cut(tmp_path):
+    """Found by a walkthrough: a 404 by id echoed the id whole (a path of 100,000 characters came back as 100 KB in
+    one line), and an update of blank data its blank data whole; a refusal shows a caller's value as every other one
+    does, cut at 60 characters (sam_model.limits.shown). Over HTTP and MCP's forget alike; a short id is shown whole."""
+    tenants = open_tenants(tmp_path)
+    http = TestClient(create_app(tenants))
+    key = {"X-API-Key": KEYS["acme"]}
+    mid = http.post("/v1/memories", headers=key, json={"messages": "I live in Paris", "user_id": "mia"}).json()
+    path = f"/v1/memories/{mid['results'][0]['id'].replace('#', '%23')}"
+    long_id, cut = "a" * 20_000, "'" + "a" * 56 + "..."
+    for method, body in (("GET", None), ("DELETE", None), ("PUT", {"data": "x"})):
+        r = http.request(method, f"/v1/memories/{long_id}", headers=key, json=body, params={"user_id": "m" * 300})
+        assert r.status_code == 422 and len(r.text) < 400, (method, len(r.text))  # the scope's own rule, cut
+        r = http.request(method, f"/v1/memories/{long_id}", headers=key, json=body, params={"user_id": "mia"})
+        assert (r.status_code, r.json()) == (404, {"detail": f"memory {cut} is not in this tenant's memory within "
+                                                             "user_id='mia'"}), (method, r.text[:200])
+    r = http.put(path, headers=key, json={"data": " " * 99_999})
+    assert (r.status_code, r.json()) == (422, {"detail": "data must be the memory's new text (a non-empty string), "
+                                                         "got '" + " " * 56 + "..."}), r.text[:200]
+    assert http.get(path, headers=key).json()["memory"] == "I live in Paris"
+    r = http.get("/v1/memories/mia%23999", headers=key)
+    assert r.json() == {"detail": "memory 'mia#999' is not in this tenant's memory"}
+
+    async def run():
+        async with Client(create_mcp(tenants, stdio_tenant="acme")) as client:
+            return await client.call_tool("forget", {"memory_id": long_id})
+    answer = asyncio.run(run())
+    assert answer.is_error and answer.content[0].text.endswith(f"memory {cut} is not in this tenant's memory")

@@ -63,7 +63,7 @@ from sam_model.serve import invalid
 from sam_model.serve.jsonrpc import parse_error, unreadable
 from sam_model.serve.jsonrpc import unauthorized as rpc_unauthorized
 from sam_model.serve.scopes import FixedScopeError, refusal
-from sam_model.serve.tenants import Caller, Tenant, Tenants
+from sam_model.serve.tenants import Caller, Tenant, Tenants, not_here
 from sam_model.serve.wal import LogWriteError
 
 STEP = ("the step of the message the agent is answering, already added (its add's result's 'step', as a search "
@@ -450,8 +450,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         where = scoped(caller, query)
         found = caller.tenant.memory.get(given(memory_id), **where)
         if found is None:
-            raise KeyError(f"memory {memory_id!r} is not in this tenant's memory" + (
-                " within " + ", ".join(f"{n}={v!r}" for n, v in where.items()) if where else ""))
+            raise KeyError(not_here(memory_id, where))
         return found
 
     @app.put("/v1/memories/{memory_id:path}", dependencies=checked)

@@ -47,7 +47,7 @@ except ImportError:  # not on Windows: one server per --data is then the operato
     fcntl = None  # type: ignore[assignment]
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, read_json, reading, unique_keys
-from sam_model.limits import MAX_ADD_ITEMS, as_logged
+from sam_model.limits import MAX_ADD_ITEMS, as_logged, shown
 from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory
 from sam_model.memory.scopedinput import NoTextError
 from sam_model.serve.scopes import check_fixed, within
@@ -529,16 +529,22 @@ def check_write(memory: ScopedMemory, op: str, args: Mapping[str, Any]) -> None:
     """Refuse before logging what would be refused when applied and is cheap to tell (an unknown id). (Any other
     refusal is taken back from the log when the write fails: Tenant.write.)"""
     if op in ("update", "delete") and memory.get(args["memory_id"], **_scopes(args)) is None:
-        within = ", ".join(f"{n}={v!r}" for n, v in _scopes(args).items() if v is not None)
-        raise KeyError(f"memory {args['memory_id']!r} is not in this tenant's memory" + (f" within {within}" if within
-                                                                                          else ""))
-    if op == "update" and (not isinstance(args["data"], str) or not args["data"].strip()):
-        raise ValueError(f"data must be the memory's new text (a non-empty string), got {args['data']!r}")
+        raise KeyError(not_here(args["memory_id"], _scopes(args)))
+    if op == "update" and (not isinstance(args["data"], str) or not args["data"].strip()):  # the caller's value, cut
+        raise ValueError(f"data must be the memory's new text (a non-empty string), got {shown(args['data'])}")
     if op in ("add", "delete_all"):  # no scope (delete_all of every user is reset, no served write), a '/' in one
         # or a limits.scope_flaw (a delete_all's taken where its memories are held): an add refused only once logged
         # was replayed as logged (limits.as_logged) by a server that died before taking its record back, its
         # memories stored in a scope no call may name
         memory._scopes(*_scopes(args).values(), need="write", held=memory._held if op == "delete_all" else None)
+
+
+def not_here(memory_id: Any, scopes: Mapping[str, Any]) -> str:
+    """The 404's line of a call by id that reaches no memory: the id and the scopes as :func:`sam_model.limits.shown`
+    shows a caller's value, cut at 60 characters (a path of 100,000 characters was answered whole, 100 KB of the
+    caller's own bytes back in one line)."""
+    within = ", ".join(f"{n}={shown(v)}" for n, v in scopes.items() if v is not None)
+    return f"memory {shown(memory_id)} is not in this tenant's memory" + (f" within {within}" if within else "")
 
 
 def _scopes(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -641,7 +647,8 @@ class Tenants:
             raise first
 
 
-__all__ = ["Access", "Caller", "Tenant", "Tenants", "apply", "check_checkpoint_share", "read_keys", "warn_if_shared"]
+__all__ = ["Access", "Caller", "Tenant", "Tenants", "apply", "check_checkpoint_share", "not_here", "read_keys",
+           "warn_if_shared"]
 
 
 def _named(text: str, field: str) -> str:
