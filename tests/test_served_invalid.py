@@ -166,6 +166,33 @@ def test_an_mcp_body_that_is_no_utf8_is_refused_saying_what_to_send(tmp_path):
     tenants.close()
 
 
+def test_an_mcp_body_holding_a_lone_surrogate_is_refused_naming_it(tmp_path):
+    """Found by a walkthrough: a remember over /mcp whose text held a lone surrogate (valid JSON, "\\ud800", no
+    Unicode text) was answered by the SDK's "Parse error: unexpected end of hex escape at line 1 column 102", which
+    names neither the surrogate nor the fix. Now it is named by its place in the message, as the HTTP routes name a
+    field holding one, and nothing is stored; an emoji's pair of halves is text, and stored."""
+    pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from test_isolation_keys import AS, JSON_RPC, client, open_tenants
+
+    tenants = open_tenants(tmp_path)
+    call = ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": '
+            '{"text": "Jos%s flies", "user_id": "alice"}}}')
+    with client(tenants) as mcp_http:
+        r = mcp_http.post("/mcp/", headers={**AS["admin"], **JSON_RPC, "Content-Type": "application/json"},
+                          content=(call % "\\ud800").encode())
+        assert (r.status_code, r.json()) == (400, {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32700, "message": "Parse error: params.arguments.text holds a lone UTF-16 surrogate ('\\ud800'), "
+                                       "which is no Unicode text: send valid UTF-8 (a JSON \\ud83d must be followed "
+                                       "by its low half, as in an emoji)"}}), r.text
+        assert tenants.tenants["acme"].memory.get_all(all_scopes=True)["results"] == []
+        r = mcp_http.post("/mcp/", headers={**AS["admin"], **JSON_RPC, "Content-Type": "application/json"},
+                          content=(call % "\\ud83d\\ude00").encode())
+        assert r.status_code == 200 and not r.json()["result"]["isError"], r.text
+    assert [m["memory"] for m in tenants.tenants["acme"].memory.get_all(all_scopes=True)["results"]] == [
+        "Jos\U0001f600 flies"]
+    tenants.close()
+
+
 @pytest.mark.parametrize("method, url, says", [
     ("GET", "/v1/memories?user_id=Jos%E8", "query parameter user_id is not UTF-8 (byte 0xe8 at position 3)"),
     ("DELETE", "/v1/memories?user_id=Jos%E8", "query parameter user_id is not UTF-8 (byte 0xe8 at position 3)"),

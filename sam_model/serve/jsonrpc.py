@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from sam_model.io import unique_keys
+from sam_model.serve.wal import check_unicode
 
 PARSE_ERROR = -32700  # JSON-RPC 2.0's code for a message that could not be parsed
 INVALID_REQUEST = -32600  # JSON-RPC 2.0's code for JSON that is no JSON-RPC message
@@ -29,13 +30,21 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def key_twice(message: str | bytes) -> str | None:
-    """unique_keys' line for a message holding a key twice in one object, else None: any other problem (broken JSON,
-    nesting past the recursion limit) is the SDK's to answer, as it does."""
+    """unique_keys' line for a message holding a key twice in one object, or check_unicode's for a string or key
+    holding a lone UTF-16 surrogate (``"\\ud800"``: valid JSON, no Unicode text, which the SDK refused as "unexpected
+    end of hex escape", pointing at no surrogate and no fix), else None: any other problem (broken JSON, nesting
+    past the recursion limit) is the SDK's to answer, as it does."""
     try:
-        json.loads(message, object_pairs_hook=_unique)
+        found = json.loads(message, object_pairs_hook=_unique)
     except _TwiceError as err:
         return str(err)
     except (ValueError, RecursionError):
+        return None
+    try:
+        check_unicode(found, "")  # named by its place in the message: params.arguments.text
+    except ValueError as err:
+        return str(err)
+    except RecursionError:  # as deep as Python's reader goes: the SDK's to refuse
         pass
     return None
 

@@ -49,7 +49,7 @@ log = logging.getLogger("sam_model.serve")
 
 def refused(raw: bytes, number: int) -> tuple[str, str | None]:
     """(the line as text, None), or ("", why the line ``number`` (from 1) is refused unread: bytes that are no UTF-8,
-    a key given twice in one object). A UTF-8 byte order mark opening the first line is no part of it (a stream of
+    a key given twice in one object, a lone surrogate: jsonrpc.key_twice). A UTF-8 byte order mark opening the first line is no part of it (a stream of
     PowerShell's or .NET's writes one first: the client's initialize was no JSON, answered never)."""
     skip = len(codecs.BOM_UTF8) if number == 1 and raw.startswith(codecs.BOM_UTF8) else 0
     try:
