@@ -361,3 +361,79 @@ def test_items_whose_store_failed_are_stored_with_the_next_add(tmp_path):
     asyncio.run(session.add_items([{"role": "user", "content": "Thanks"}]))
     assert [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop",
                                                 limit=None)["results"]].count("Where is my order A-77?") == 1
+
+
+def _stored(memory: ScopedMemory) -> list[str]:
+    return [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
+
+
+def test_a_failed_add_beside_another_add_under_way_is_kept_and_stored_once(tmp_path):
+    """Two adds of one session at once (two runs gathered): the first's store fails while the second's is under
+    way. The second's success cleared what the first kept (its items lost from memory), and an item kept from
+    before went to both adds (stored twice); now each add takes the kept items alone, and a failure keeps its own."""
+    import threading
+
+    memory = ScopedMemory(HashingEncoder(64))
+    add, fail_next = memory.add, [True]
+    started, release = threading.Event(), threading.Event()
+
+    def flaky(items, **kw):
+        texts = [i.get("content") for i in items]
+        if fail_next[0]:  # the first add of all: the disk full for a moment
+            fail_next[0] = False
+            raise OSError("disk full")
+        if "Second" in texts:  # under way while the first fails
+            started.set()
+            release.wait(10)
+        elif "First" in texts and not release.is_set():  # its first try alone fails
+            started.wait(10)
+            raise OSError("disk full")
+        return add(items, **kw)
+
+    memory.add = flaky
+    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    with pytest.raises(OSError):
+        asyncio.run(session.add_items([{"role": "user", "content": "Kept"}]))
+
+    async def both() -> None:
+        second = asyncio.create_task(session.add_items([{"role": "user", "content": "Second"}]))
+        with pytest.raises(OSError):
+            await session.add_items([{"role": "user", "content": "First"}])
+        release.set()
+        await second
+
+    asyncio.run(both())
+    asyncio.run(session.add_items([{"role": "user", "content": "Third"}]))
+    said = _stored(memory)
+    assert sorted(said) == ["First", "Kept", "Second", "Third"], said
+
+
+def test_an_item_kept_from_a_failed_add_goes_to_one_of_two_adds_at_once(tmp_path):
+    """An item whose store failed, then two adds at once that both store: each took it, and it was stored twice."""
+    import threading
+
+    memory = ScopedMemory(HashingEncoder(64))
+    add, calls = memory.add, []
+    both_in = threading.Barrier(2, timeout=10)
+
+    def flaky(items, **kw):
+        calls.append(items)
+        if len(calls) == 1:
+            raise OSError("disk full")
+        try:
+            both_in.wait()  # the two adds under way at once
+        except threading.BrokenBarrierError:  # one add alone (the kept item went to the other's only)
+            pass
+        return add(items, **kw)
+
+    memory.add = flaky
+    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    with pytest.raises(OSError):
+        asyncio.run(session.add_items([{"role": "user", "content": "Kept"}]))
+
+    async def both() -> None:
+        await asyncio.gather(session.add_items([{"role": "user", "content": "One"}]),
+                             session.add_items([{"role": "user", "content": "Two"}]))
+
+    asyncio.run(both())
+    assert sorted(_stored(memory)) == ["Kept", "One", "Two"], _stored(memory)

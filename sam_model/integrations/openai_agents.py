@@ -76,15 +76,17 @@ class SAMSession:
             # conversation says whether it was a recall
             for item in await self.session.get_items():
                 self._note(item)
-        items = [*self._unstored, *items]
+        # the kept items are this add's alone from here: another add under way at once (two runs of the session
+        # gathered) neither stores them again nor, done, clears what this one keeps if it fails
+        kept, self._unstored = self._unstored, []
+        items = [*kept, *items]
         if items:  # ScopedMemory reads items sent again once (sam_model.memory.resent): no digest here, which
             # would drop a user's "yes" said again in a later turn
             try:
                 await asyncio.to_thread(self.memory.add, [self._masked(item) for item in items], **self.scopes)
             except Exception:  # not a cancel: its thread adds on, and kept they were stored twice
-                self._unstored = items
+                self._unstored = [*items, *self._unstored]  # before those another add kept since: said after
                 raise
-            self._unstored = []
 
     def _masked(self, item: Any) -> Any:
         """The item as stored: a recall's output as the marker (its memories are stored already)."""
