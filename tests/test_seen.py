@@ -145,3 +145,26 @@ def test_a_big_file_is_fingerprinted_by_its_size_and_ends(tmp_path, monkeypatch)
     (tmp_path / "a").write_bytes(bytes(body))
     assert fp.file_fingerprint(tmp_path / "a") != first and first.startswith(f"{4 * fp.MIB}:")
     assert fp.fingerprint(tmp_path / "missing") is None
+
+
+def test_a_trained_log_appended_to_since_is_warned_of(tmp_path, monkeypatch):
+    """An agent's log grows: the fit read chats.jsonl, the app appended the next days' conversations, and the file
+    measured holds the trained ones still. Its fingerprint is another, and it was said to be other bytes (before
+    fingerprints its path told it); a file that reads other bytes first, of any size, is not warned of."""
+    from sam_model.data import fingerprint as fp
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "chats.jsonl").write_text('{"day": 1}\n')
+    model = fitted_on("chats.jsonl")
+    with (tmp_path / "chats.jsonl").open("a") as f:
+        f.write('{"day": 2}\n')
+    said = trained_on_warning("sam", model, "chats.jsonl", "all")
+    assert said is not None and "chats.jsonl is among them:" in said
+    (tmp_path / "other.jsonl").write_text('{"day": 0}\n{"day": 1}\n')
+    assert trained_on_warning("sam", model, "other.jsonl", "all") is None
+    monkeypatch.setattr(fp, "WHOLE", 3 * fp.MIB)  # a big log: its first and last MiB as they were
+    (tmp_path / "big.jsonl").write_bytes(b"x" * (4 * fp.MIB))
+    model = fitted_on("big.jsonl")
+    with (tmp_path / "big.jsonl").open("ab") as f:
+        f.write(b"y" * fp.MIB)
+    assert trained_on_warning("sam", model, "big.jsonl", "all") is not None

@@ -17,13 +17,14 @@ MIB = 1 << 20
 WHOLE = 8 * MIB  # a file up to this size is hashed whole; a bigger one by its size and first and last MiB
 
 
-def file_fingerprint(path: Path) -> str:
-    """``"SIZE:SHA256"`` of a file's bytes (the whole of them up to WHOLE, else its first and last MiB)."""
-    size = path.stat().st_size
+def file_fingerprint(path: Path, size: int | None = None) -> str:
+    """``"SIZE:SHA256"`` of a file's bytes (the whole of them up to WHOLE, else its first and last MiB); of its
+    first ``size`` bytes where given, which is what the file read then (:func:`grown_from`)."""
+    size = path.stat().st_size if size is None else size
     digest = hashlib.sha256()
     with path.open("rb") as f:
         if size <= WHOLE:
-            digest.update(f.read())
+            digest.update(f.read(size))
         else:
             digest.update(f.read(MIB))
             f.seek(size - MIB)
@@ -57,3 +58,15 @@ def fingerprints(recorded: dict[str, object]) -> set[str]:
     out = {own} if isinstance(own, str) else set()
     out |= {v for v in files.values() if isinstance(v, str)} if isinstance(files, dict) else set()
     return {v for v in out if not v.startswith("0:")}  # an empty file is every empty file: it tells none apart
+
+
+def grown_from(path: Path, recorded: set[str]) -> bool:
+    """Whether the file ``path`` is one of ``recorded``'s since appended to (a log the app writes on: its trained
+    conversations are in it still): its first SIZE bytes, for a recorded SIZE smaller than it, fingerprint as
+    recorded. Each such size is read once."""
+    try:
+        now = path.stat().st_size
+        sizes = {int(size) for size, _, _ in (fp.partition(":") for fp in recorded) if size.isdigit()}
+        return any(file_fingerprint(path, size) in recorded for size in sorted(sizes) if 0 < size < now)
+    except OSError:  # unreadable: not told by its bytes
+        return False

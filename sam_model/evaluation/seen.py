@@ -20,7 +20,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from sam_model.data.fingerprint import fingerprint, fingerprints
+from sam_model.data.fingerprint import fingerprint, fingerprints, grown_from
 
 CHOOSING = "choose on conversations kept out of its training (e.g. the fit's --data.val file)"
 
@@ -38,14 +38,23 @@ def _same(recorded: Path, here: Path) -> bool | None:
         return None
 
 
-def _same_bytes(source: object, held: Callable[[], set[str]]) -> bool | None:
-    """Whether the measured data's bytes (``held()``: its fingerprints, read once for all the sources) are
-    ``source``'s (a training record's source) by their fingerprints; None where the record keeps none (a fit of
+def _same_bytes(source: object, held: Callable[[], set[str]], here: Path) -> bool | None:
+    """Whether the measured data's bytes (``here``'s; ``held()``: its fingerprints, read once for all the sources)
+    are ``source``'s (a training record's source) by their fingerprints, or a trained file's appended to since
+    (a log written on after the fit); None where the record keeps none (a fit of
     before fingerprints, or a source that was no local path) or the data is unreadable here: the path decides."""
     recorded = fingerprints(source) if isinstance(source, dict) else set()
     if not recorded or not (mine := held()):
         return None
-    return bool(recorded & mine)
+    return bool(recorded & mine) or any(grown_from(f, recorded) for f in _files(here))
+
+
+def _files(path: Path) -> list[Path]:
+    """The files of the data measured: itself, or a folder's."""
+    try:
+        return [path] if path.is_file() else sorted(f for f in path.rglob("*") if f.is_file())
+    except OSError:  # unreadable: its fingerprints alone decide
+        return []
 
 
 def trained_on_warning(name: str, retriever, data_path: str, split: str, fix: str | None = None) -> str | None:
@@ -71,7 +80,7 @@ def trained_on_warning(name: str, retriever, data_path: str, split: str, fix: st
         fit_split = str(own or data.get("transcript_split") or "all") if split_read else "all (not a transcript file)"
         if fit_split == "train" and split == "test":  # the README's held-out measurement
             continue
-        same = _same_bytes(source, held)
+        same = _same_bytes(source, held, here)
         same = _same(Path(path).expanduser(), here) if same is None else same
         if same is False or (same is None and Path(path).name != here.name):
             continue
