@@ -168,3 +168,32 @@ def test_a_trained_log_appended_to_since_is_warned_of(tmp_path, monkeypatch):
     with (tmp_path / "big.jsonl").open("ab") as f:
         f.write(b"y" * fp.MIB)
     assert trained_on_warning("sam", model, "big.jsonl", "all") is not None
+
+
+def test_a_gzipped_log_and_the_log_it_was_made_from_are_told_by_the_words_they_hold(tmp_path, monkeypatch):
+    """The readers read a .jsonl.gz gunzipped: a fit of chats.jsonl.gz measured on the chats.jsonl it was made from
+    (or the other way round) reads the same conversations, and their bytes on disk differed, so nothing was said."""
+    import gzip
+
+    from sam_model.data import fingerprint as fp
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fit").mkdir()
+    words = b'{"role": "user", "content": "Where is my order A-77?"}\n'
+    (tmp_path / "fit" / "chats.jsonl.gz").write_bytes(gzip.compress(words))
+    (tmp_path / "fit" / "plain.jsonl").write_bytes(words + words)
+    gz_model, plain_model = fitted_on("fit/chats.jsonl.gz"), fitted_on("fit/plain.jsonl")
+    (tmp_path / "held.jsonl").write_bytes(words)
+    said = trained_on_warning("sam", gz_model, "held.jsonl", "all")
+    assert said is not None and "held.jsonl is among them:" in said
+    (tmp_path / "held2.jsonl.gz").write_bytes(gzip.compress(words + words))
+    assert trained_on_warning("sam", plain_model, "held2.jsonl.gz", "all") is not None
+    (tmp_path / "other.jsonl.gz").write_bytes(gzip.compress(words.replace(b"A-77", b"B-12")))
+    assert trained_on_warning("sam", gz_model, "other.jsonl.gz", "all") is None  # other conversations
+    monkeypatch.setattr(fp, "WHOLE", 3 * fp.MIB)  # past WHOLE: the first and last MiB of the words, gunzipped
+    body = bytes(range(256)) * (4 * fp.MIB // 256 + 7)
+    (tmp_path / "big.jsonl").write_bytes(body)
+    (tmp_path / "big.jsonl.gz").write_bytes(gzip.compress(body))
+    assert fp.file_fingerprint(tmp_path / "big.jsonl.gz") == fp.file_fingerprint(tmp_path / "big.jsonl")
+    assert fp.file_fingerprint(tmp_path / "big.jsonl.gz", fp.MIB + 5) == fp.file_fingerprint(
+        tmp_path / "big.jsonl", fp.MIB + 5)

@@ -6,11 +6,15 @@ shares a training file's name and missed the trained bytes copied under another 
 bytes were read, wherever they lie now: a file's size and SHA-256 (of its first and last MiB where it is bigger
 than WHOLE, so that a fit of gigabytes does not read them twice), a folder's (an SGD split) over its files' relative
 names and fingerprints, each of which is kept too, so that one file of a trained folder is known by its bytes.
+A ``.gz`` file's are its words' (gunzipped, as the readers read it), so that the log it was made from is known;
+one of more than WHOLE on disk is told by its bytes, as gunzipping it whole again would cost a big fit seconds.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import zlib
 from pathlib import Path
 
 MIB = 1 << 20
@@ -19,7 +23,14 @@ WHOLE = 8 * MIB  # a file up to this size is hashed whole; a bigger one by its s
 
 def file_fingerprint(path: Path, size: int | None = None) -> str:
     """``"SIZE:SHA256"`` of a file's bytes (the whole of them up to WHOLE, else its first and last MiB); of its
-    first ``size`` bytes where given, which is what the file read then (:func:`grown_from`)."""
+    first ``size`` bytes where given, which is what the file read then (:func:`grown_from`). A ``.gz`` is read
+    gunzipped, as the readers read it (:func:`_gunzipped`), up to WHOLE of it on disk; a bigger one by its bytes,
+    not gunzipped whole once more for its last MiB."""
+    if path.suffix == ".gz" and path.stat().st_size <= WHOLE:
+        try:
+            return _gunzipped(path, size)
+        except (EOFError, zlib.error, gzip.BadGzipFile):  # no gzip, or cut short: its bytes as they are
+            pass
     size = path.stat().st_size if size is None else size
     digest = hashlib.sha256()
     with path.open("rb") as f:
@@ -30,6 +41,21 @@ def file_fingerprint(path: Path, size: int | None = None) -> str:
             f.seek(size - MIB)
             digest.update(f.read(MIB))
     return f"{size}:{digest.hexdigest()}"
+
+
+def _gunzipped(path: Path, size: int | None) -> str:
+    """:func:`file_fingerprint` of a gzip's words, the one of the file gunzipped (a fit of chats.jsonl.gz read the
+    conversations of the chats.jsonl it was made from): its size is known at its end alone, so it is read whole,
+    its last MiB kept as it goes."""
+    limit = size if size is not None else float("inf")
+    with gzip.open(path, "rb") as f:
+        head = f.read(int(min(limit, WHOLE + 1)))
+        if len(head) <= WHOLE:
+            return f"{len(head)}:{hashlib.sha256(head).hexdigest()}"
+        n, tail = len(head), head[-MIB:]
+        while n < limit and (chunk := f.read(int(min(limit - n, 4 * MIB)))):
+            n, tail = n + len(chunk), (tail + chunk)[-MIB:]
+    return f"{n}:{hashlib.sha256(head[:MIB] + tail).hexdigest()}"
 
 
 def fingerprint(path: str | Path) -> dict[str, object] | None:
