@@ -1011,3 +1011,30 @@ def test_a_hidden_answer_its_own_next_input_drops_is_missing_though_another_trac
         "You help.", "Hello, I book flights.", "Book me SK123.", "Which date?", "Where is TRK1?"]
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
     assert len(said) == 1 and "; 2 such answers, repeated by no later input" in said[0], said
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_another_agents_hidden_call_of_the_same_input_is_no_retry(twice, caplog):
+    """Two agents under one session.id, each its own trace, both open with the system prompt they share alone (each
+    greets), outputs hidden: the second agent's first call, the same input as the first's, was counted a retry of
+    it, its answer missing, though its own next input repeats it (read there, as the recorded reading holds it).
+    Each greeting is read from its own agent's next input; the one answer missing is the first agent's last.
+    ``twice``: the second agent's first span exported twice (a guard: one call, counted once)."""
+    booking = [PARCELS[0], {"role": "assistant", "content": "Hello, I book flights."}, *BOOKING[1:3]]
+    doc = _without(openinference_spans(booking), "llm.output_messages.", output_value="__REDACTED__")
+    last = max(_spans(doc), key=lambda s: int(s["startTimeUnixNano"]))
+    last["attributes"] = [a for a in last["attributes"] if not a["key"].startswith("output.")]  # its own recorded
+    last["attributes"] += flattened("llm.output_messages", booking[3:])
+    for s in _spans(doc):
+        s.update(traceId="b" * 32, spanId=f"b{s['spanId'][1:]}", startTimeUnixNano=str(int(s["startTimeUnixNano"]) - 5))
+    parcels = _without(openinference_spans(PARCELS), "llm.output_messages.", output_value="__REDACTED__")
+    first = min(_spans(doc), key=lambda s: int(s["startTimeUnixNano"]))
+    parcels["resourceSpans"][0]["scopeSpans"][0]["spans"] += [*_spans(doc), *[copy.deepcopy(first)] * twice]
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(parcels)
+    said = [m["parts"][0]["content"] for m in conv.messages]
+    assert said == ["You help.", "Hello, I book flights.", "Book me SK123.", "Which date?", "Hi, I track parcels.",
+                    "Where is TRK1?"], said
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and "spans.json: 3 LLM spans'" in said[0], said  # a span exported twice: one
+    assert "; 1 such answer, repeated by no later input" in said[0], said

@@ -912,7 +912,13 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # call that runs a command line; a call without one (a card or SIM terminal's update_terminal(login_code, max_refund,
 # description), a tool whose name says terminal) has its arguments traced as the spec says, where they were trivial.
 # Every call with a command line, examples/logs, tests/fixtures and tau-bench convert byte for byte.
-CONVERSION_VERSION = 266
+# 267: a hidden call (255) of another trace that sent the same input as one whose answer waits (two agents under one
+# session, each opening with the system prompt both share alone) is no retry of it: its answer waits for an input of
+# its own trace, which dates that answer's calls by it (they were dated by the input's span, or by the other agent's
+# hidden call where that input read as a window of its history), and is counted missing only where none reads it.
+# Such spans change; every other span, every Langfuse observation, examples/logs and tests/fixtures convert byte for
+# byte.
+CONVERSION_VERSION = 267
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,10 @@ class Unrecorded:
         self.origin: dict[int, Any] = {}  # place of ``waiting`` -> the hidden call's origin (None: not told)
         self.calls: dict[int, set[Any]] = {}  # place of ``waiting`` -> the hidden calls that sent that input
         self.tips: set[int] = set()  # where a call's messages ended and none went on from them since (anchor)
+        # place of ``waiting`` -> {origin: start} of the hidden calls of other origins that sent that input (another
+        # agent's first call, the system prompt both share alone): no retry of it, each answer waits for an input of
+        # its own origin
+        self.others: dict[int, dict[Any, Any]] = {}
 
     def join(self, conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any],
              key: Callable[[Any], str], keys: list[str], start: Any, hidden: bool,
@@ -131,13 +135,16 @@ class Unrecorded:
         answer its input repeats (the calls that answer made are dated by it; None: none), and that answer where
         it was put after the input it answers (empty where it was read as the input places it)."""
         made, answer = None, []
-        if self.waiting and inp:
+        if (self.waiting or self.others) and inp:
             found, q, run = anchor(conv, at, after, keys, len(inp), key, self.tips)
             b = at.get(keys[q - 1], -1) if q > 0 and found not in self.waiting else -1
             if b in self.waiting and after[found] != keys[q - 1] and _said(inp[q]):  # anchored at the latest message
                 found, q, run = b, q - 1, 0  # (another agent's) in the words of the answer waiting where it goes on
             k = next((j for j, m in enumerate(inp[q + 1:]) if not _said(m)), len(inp) - q - 1)
-            if found in self.waiting and not run and k and self._own(found, origin):  # the input goes on from one
+            if origin in self.others.get(found, ()) and not run and q + 1 < len(inp):  # goes on from its own
+                # origin's hidden call there
+                made = self._other(found, origin, k)  # its answer read as the join places it, or dropped
+            elif found in self.waiting and not run and k and self._own(found, origin):  # the input goes on from one
                 made, answer = self.waiting.pop(found)[0], inp[q + 1:q + 1 + k]  # whose answer was hidden
                 answer_late(conv, at, after, found, answer, keys[q + 1:q + 1 + k], key)
                 self.history[found + 1:found + 1] = [self.history[found]] * k
@@ -163,7 +170,8 @@ class Unrecorded:
             self.elsewhere.discard(found)
             self.origin.pop(found, None)
             self.calls.pop(found, None)
-        elif not answer and said and found not in self.waiting:  # anchored before where the input ends: a window
+        elif not answer and made is None and said and found not in self.waiting:  # anchored before where the
+            # input ends: a window
             ours = [w for w in self.waiting.items() if w[1][1] == mine and w[0] not in self.windowed]  # kept the answer,
             if ours:  # not the words it answered: the latest of its history's, read here but left waiting (another
                 # agent's call at a system prompt both histories start with, sending a turn of its own, reads alike:
@@ -178,9 +186,22 @@ class Unrecorded:
             self.origin[end] = origin
             self.calls[end] = {call}
         elif hidden and end >= 0 and call is not None and call not in self.calls.setdefault(end, {call}):
-            self.calls[end].add(call)  # a retry: an answer of its own (each a decision point), which the input
-            self.dropped += 1  # that goes on from this place cannot repeat beside the other's: missing
+            self.calls[end].add(call)
+            if self._own(end, origin) or origin in self.others.get(end, ()):  # a retry: an answer of its own (each
+                self.dropped += 1  # a decision point), which the input that goes on from here cannot repeat beside
+            else:  # the other's: missing. Another origin's call that sent the same input: its own next input reads
+                self.others.setdefault(end, {})[origin] = start  # its answer
         return found, before, made, answer
+
+    def _other(self, place: int, origin: Any, k: int) -> Any:
+        """An input of ``origin`` goes on from its own hidden call at ``place`` (:attr:`others`), ``k`` words said
+        after it: that call's start (its answer's calls are dated by it), or None where the input dropped it."""
+        theirs = self.others[place]
+        start = theirs.pop(origin)
+        if not theirs:
+            del self.others[place]
+        self.dropped += not k
+        return start if k else None
 
     def _own(self, place: int, origin: Any) -> bool:
         """Whether a call of ``origin`` may take the answer waiting at ``place``: one of the hidden call's origin,
@@ -198,6 +219,7 @@ class Unrecorded:
         self.elsewhere = {up(p) for p in self.elsewhere if p != found or not read}
         self.origin = {up(p): o for p, o in self.origin.items() if p != found or not read}
         self.calls = {up(p): c for p, c in self.calls.items() if p != found or not read}
+        self.others = {up(p): o for p, o in self.others.items()}  # their inputs still end there
         self.tips = {up(p) for p in self.tips}
 
     def _kept(self, conv: list[Any], at: dict[str, int], after: list[str | None], place: int, before: int,
@@ -231,7 +253,7 @@ class Unrecorded:
     def missing(self) -> int:
         """The answers no later input of their history repeats: dropped, or the last of a history (one an input of
         another origin read is not missing: that reading stands)."""
-        return self.dropped + len(self.waiting) - len(self.windowed | self.elsewhere)
+        return self.dropped + len(self.waiting) - len(self.windowed | self.elsewhere) + sum(map(len, self.others.values()))
 
 
 def _said(m: Any) -> bool:
