@@ -437,3 +437,30 @@ def test_an_item_kept_from_a_failed_add_goes_to_one_of_two_adds_at_once(tmp_path
 
     asyncio.run(both())
     assert sorted(_stored(memory)) == ["Kept", "One", "Two"], _stored(memory)
+
+
+def test_items_the_memory_refuses_are_not_kept_to_fail_every_later_add(tmp_path):
+    """An item the memory refuses (an assistant message of empty text: nothing to store) was kept as one whose store
+    failed, sent again before the next add's items and refused again: every later add, every run of the agent,
+    failed. A refusal reaches the run once and its items are not kept; items kept from a failure that may pass
+    (the disk full) still are, and are stored with the next add."""
+    memory = ScopedMemory(HashingEncoder(64))
+    add, full = memory.add, [True]
+
+    def flaky(*args, **kw):
+        if full[0]:
+            full[0] = False
+            raise OSError("disk full")
+        return add(*args, **kw)
+
+    memory.add = flaky
+    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    with pytest.raises(OSError):
+        asyncio.run(session.add_items([{"role": "user", "content": "Where is my order A-77?"}]))
+    empty = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
+             "content": [{"type": "output_text", "text": "", "annotations": []}]}
+    with pytest.raises(ValueError, match="nothing to store"):
+        asyncio.run(session.add_items([empty]))
+    asyncio.run(session.add_items([{"role": "user", "content": "Hello?"}]))
+    asyncio.run(session.add_items([{"role": "user", "content": "Anyone?"}]))
+    assert _stored(memory) == ["Where is my order A-77?", "Hello?", "Anyone?"], _stored(memory)

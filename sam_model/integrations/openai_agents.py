@@ -16,7 +16,8 @@ again) are stored once: ScopedMemory reads a repeat of what the scope was sent a
 ``clear_session`` change the conversation only: what was stored stays in memory, as what a user said stays said
 (ScopedMemory.delete_all with the scopes forgets it); the items popped last, added again at the opening of the next
 add (a retry of the user's message), are not stored twice. Where the memory's add fails (the disk full), the error
-reaches the run and the items are kept, stored before the next add's: the SDK adds none of them again.
+reaches the run and the items are kept, stored before the next add's: the SDK adds none of them again. Items the
+memory refuses (a message of no text) are not kept: the error reaches the run once, and later adds store as before.
 
 A recall's memories are the store's already: the output of a :func:`sam_recall_tool` call (its first line
 ``[N memories recalled by SAM]``) is stored as the marker ``[N memories recalled: stored already]`` (as the
@@ -84,6 +85,9 @@ class SAMSession:
             # would drop a user's "yes" said again in a later turn
             try:
                 await asyncio.to_thread(self.memory.add, [self._masked(item) for item in items], **self.scopes)
+            except (ValueError, TypeError):  # refused (an item of no text): sent again, refused again, and every
+                self._unstored = [*kept, *self._unstored]  # later add failed; those kept before may pass still
+                raise
             except Exception:  # not a cancel: its thread adds on, and kept they were stored twice
                 self._unstored = [*items, *self._unstored]  # before those another add kept since: said after
                 raise
