@@ -1038,3 +1038,31 @@ def test_another_agents_hidden_call_of_the_same_input_is_no_retry(twice, caplog)
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
     assert len(said) == 1 and "spans.json: 3 LLM spans'" in said[0], said  # a span exported twice: one
     assert "; 1 such answer, repeated by no later input" in said[0], said
+
+
+def test_a_window_at_a_prompt_where_another_agents_answer_waits_reads_its_own_kept_answer(caplog):
+    """Two agents under one session.id, each its own trace, sharing the system prompt; the first one's greeting (its
+    input the prompt alone) waits, hidden, while the second agent runs: its last call's input is a window (the
+    prompt, a summary, its hidden answer "Which date?" kept, the user's next words). The window is anchored at the
+    prompt, where the other agent's answer waits, and was not read as a window: "Which date?", read there, was
+    counted missing. The answers missing are those the hidden reading lacks of the recorded one: each agent's last."""
+    summary = {"role": "user", "content": "Summary: the user books SK123."}
+    booking = [PARCELS[0], *BOOKING[1:5]]  # the prompt, "Book me SK123.", "Which date?", "Friday.", the answer
+    b = openinference_spans(booking)
+    last = max(_spans(b), key=lambda s: int(s["startTimeUnixNano"]))
+    last["attributes"] = [a for a in last["attributes"] if not a["key"].startswith("llm.input_messages.")]
+    last["attributes"] += flattened("llm.input_messages", [PARCELS[0], summary, *BOOKING[2:4]])
+    for s in _spans(b):
+        s.update(traceId="b" * 32, spanId=f"b{s['spanId'][1:]}", startTimeUnixNano=str(int(s["startTimeUnixNano"]) + 2))
+    a = openinference_spans(PARCELS)
+    for s in _spans(a):  # the first agent's second call after the other's turns
+        s["startTimeUnixNano"] = str(int(s["startTimeUnixNano"]) + 20 * (int(s["startTimeUnixNano"]) > 1000))
+    a["resourceSpans"][0]["scopeSpans"][0]["spans"] += _spans(b)
+    (whole,) = read(a)
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(_without(a, "llm.output_messages.", output_value="__REDACTED__"))
+    kept = [*map(otel._key, conv.messages)]
+    lacks = [m["parts"][0]["content"] for m in whole.messages if otel._key(m) not in kept]
+    assert sorted(lacks) == ["Booked SK123 on Friday.", "Held at customs."], lacks
+    said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
+    assert len(said) == 1 and "; 2 such answers, repeated by no later input" in said[0], said

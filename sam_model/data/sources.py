@@ -918,7 +918,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # hidden call where that input read as a window of its history), and is counted missing only where none reads it.
 # Such spans change; every other span, every Langfuse observation, examples/logs and tests/fixtures convert byte for
 # byte.
-CONVERSION_VERSION = 267
+# 268: a window's input (260, 263) anchored at a message where another trace's hidden answer waits (the system prompt
+# two agents share, the other agent's greeting hidden) is read as a window of its own trace's history: the answer of
+# its own it kept was counted missing, left after the summary, its calls dated by the input's span; and a window takes
+# the waiting answer of its own trace before another's. Such spans change; every other span, every Langfuse
+# observation, examples/logs and tests/fixtures convert byte for byte.
+CONVERSION_VERSION = 268
 
 
 @dataclass(frozen=True)

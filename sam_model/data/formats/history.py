@@ -160,9 +160,10 @@ class Unrecorded:
         outs = {id(m) for m in out}
         new = [m for m in conv[before:] if id(m) not in outs]  # what its input adds to the history
         said = any(map(_said, new))
-        if not answer and found in self.waiting and not self._own(found, origin):
-            pass  # another origin's call at the hidden call's input: the answer waits for its own history's
-        elif not answer and found in self.waiting and (new or out or end != found):  # not one call recorded twice
+        other = found in self.waiting and not self._own(found, origin)  # another origin's answer waits there: it
+        # waits on for its own history's input, and the input may be a window of its own history anchored there
+        if not answer and found in self.waiting and not other and (new or out or end != found):  # not one call
+            # recorded twice
             waited = self.waiting.pop(found)[0]
             made = waited if said else None  # its answer read further on (after a nudge), or dropped
             self.dropped += bool(new) and not said and found not in self.windowed  # its own history dropped it
@@ -170,9 +171,11 @@ class Unrecorded:
             self.elsewhere.discard(found)
             self.origin.pop(found, None)
             self.calls.pop(found, None)
-        elif not answer and made is None and said and found not in self.waiting:  # anchored before where the
-            # input ends: a window
+        elif not answer and made is None and said and (found not in self.waiting or other):  # anchored before
+            # where the input ends: a window
             ours = [w for w in self.waiting.items() if w[1][1] == mine and w[0] not in self.windowed]  # kept the answer,
+            own = [w for w in ours if self.origin.get(w[0]) == origin]  # its own origin's first; at another's
+            ours = own if other else own or ours  # answer, its own alone (that answer waits for its own origin)
             if ours:  # not the words it answered: the latest of its history's, read here but left waiting (another
                 # agent's call at a system prompt both histories start with, sending a turn of its own, reads alike:
                 # the answer's own next input, anchored where it waits, still puts it after the input it answers)
