@@ -122,7 +122,7 @@ def test_a_trained_folders_file_is_told_by_its_bytes_and_another_folder_is_not(t
         (tmp_path / split / "empty.txt").write_text("")
     model = fitted_on("train")
     record = model.net.training_info["data"]["sources"][0]
-    assert record["fingerprint"].startswith("dir:") and set(record["files"]) == {"dialogues_001.json", "empty.txt"}
+    assert record["fingerprint"].startswith("dir:") and set(record["files"]) == {"dialogues_001.json"}  # read alone
     assert trained_on_warning("sam", model, "dev", "all") is None
     assert trained_on_warning("sam", model, "dev/dialogues_001.json", "all") is None
     (tmp_path / "one.json").write_text("[1]")
@@ -197,3 +197,21 @@ def test_a_gzipped_log_and_the_log_it_was_made_from_are_told_by_the_words_they_h
     assert fp.file_fingerprint(tmp_path / "big.jsonl.gz") == fp.file_fingerprint(tmp_path / "big.jsonl")
     assert fp.file_fingerprint(tmp_path / "big.jsonl.gz", fp.MIB + 5) == fp.file_fingerprint(
         tmp_path / "big.jsonl", fp.MIB + 5)
+
+
+def test_a_held_folder_sharing_a_file_the_readers_do_not_read_is_not_warned_of(tmp_path, monkeypatch):
+    """An SGD-format split of one's own data: train/ and held/ share their schema.json and a README (the same
+    services, the same notes), never read as conversations. The held folder was warned of as trained on: a folder's
+    fingerprint listed every file in it, and the shared ones matched. It lists the files its conversion reads (the
+    dialogues files); a trained dialogues file copied into a held folder is still warned of."""
+    monkeypatch.chdir(tmp_path)
+    for split, n in (("train", 1), ("held", 2)):
+        (tmp_path / split).mkdir()
+        (tmp_path / split / "dialogues_001.json").write_text(f'[{{"dialogue_id": "{n}", "turns": []}}]')
+        (tmp_path / split / "schema.json").write_text('[{"service_name": "Flights_1"}]')
+        (tmp_path / split / "README.md").write_text("Our flight-booking chats.\n")
+    model = fitted_on("train")
+    assert set(model.net.training_info["data"]["sources"][0]["files"]) == {"dialogues_001.json"}
+    assert trained_on_warning("sam", model, "held", "all") is None
+    (tmp_path / "held" / "dialogues_002.json").write_bytes((tmp_path / "train" / "dialogues_001.json").read_bytes())
+    assert trained_on_warning("sam", model, "held", "all") is not None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import zlib
 from pathlib import Path
 
@@ -68,11 +69,23 @@ def fingerprint(path: str | Path) -> dict[str, object] | None:
             return {"fingerprint": file_fingerprint(p)}
         if not p.is_dir():
             return None
-        files = {f.relative_to(p).as_posix(): file_fingerprint(f) for f in sorted(p.rglob("*")) if f.is_file()}
+        files = {os.path.relpath(f, p).replace(os.sep, "/"): file_fingerprint(f) for f in listed(p)}
     except OSError:  # unreadable: no fingerprint, the record goes by the name as before
         return None
     listing = "\n".join(f"{name}\t{fp}" for name, fp in sorted(files.items()))
     return {"fingerprint": f"dir:{hashlib.sha256(listing.encode()).hexdigest()}", "files": files}
+
+
+def listed(folder: Path) -> list[Path]:
+    """The files of ``folder`` its conversion reads (sam_model.data.sources.read_files): a schema or README beside
+    an SGD split's dialogues, shared by a held-out split, told it apart from none. Every file in it where it is no
+    source a fit reads (a folder of other files: the record goes by them all)."""
+    from sam_model.data.sources import read_files, source_kind
+
+    try:
+        return sorted({*read_files(folder, source_kind(folder))})
+    except ValueError:  # none of the source kinds (SAMFileError)
+        return sorted(f for f in folder.rglob("*") if f.is_file())
 
 
 def fingerprints(recorded: dict[str, object]) -> set[str]:

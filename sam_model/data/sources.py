@@ -1058,22 +1058,29 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("SAM_CACHE_DIR", Path.home() / ".cache" / "sam_model"))
 
 
+def read_files(p: Path, kind: SourceKind) -> list[Path]:
+    """Every file a folder's conversion reads: an SGD split's ``dialogues_*.json[.gz]``, or every run file of every
+    layout in a folder of agent runs (files.layouts: ``.traj`` and ``.traj.json`` files, session stores' message or
+    event files, OpenHands V1 conversations' event files, OpenHands ``.json`` trajectories; a layout added beside
+    another is read, so it is listed too), not a schema, README or other file beside them. The cache key
+    (:func:`_stamp`) and a fit's record of its sources' bytes (sam_model.data.fingerprint) go by them."""
+    from sam_model.data.formats.files import trajectory_files, v1_states
+
+    files = trajectory_files(p) if kind == "transcripts" else sorted(p.glob("dialogues_*.json*"))
+    if kind == "transcripts":  # an OpenHands V1 state names the head its events are read to (a head moved back):
+        # the events folder given has its state outside it, read by its path from the folder given
+        files += sorted({*(q for q in p.rglob("base_state.json") if q.is_file()), *v1_states(p)})
+    return files
+
+
 def _stamp(p: Path, kind: SourceKind) -> list[Any]:
     """What the cache key holds of the source's files: size and modification time of a file, or of every file a
-    folder's conversion reads, with its path in it: an SGD split's ``dialogues_*.json[.gz]``, or every run file of
-    every layout in a folder of agent runs (files.layouts: ``.traj`` and ``.traj.json`` files, session stores' message or event files,
-    OpenHands V1 conversations' event files, OpenHands ``.json`` trajectories; a layout added beside another is
-    read, so it is keyed too). One
-    changed, added or removed re-converts; the folder's own time misses a file edited inside (an SGD split was keyed
-    by it until 2026-12-05: a dialogues file edited in place kept its stale log)."""
+    folder's conversion reads (:func:`read_files`), with its path in it. One changed, added or removed re-converts;
+    the folder's own time misses a file edited inside (an SGD split was keyed by it until 2026-12-05: a dialogues
+    file edited in place kept its stale log)."""
     if p.is_dir():
-        from sam_model.data.formats.files import trajectory_files, v1_states
-
-        files = trajectory_files(p) if kind == "transcripts" else sorted(p.glob("dialogues_*.json*"))
-        if kind == "transcripts":  # an OpenHands V1 state names the head its events are read to (a head moved back):
-            # the events folder given has its state outside it, keyed by its path from the folder given
-            files += sorted({*(q for q in p.rglob("base_state.json") if q.is_file()), *v1_states(p)})
-        return [[[os.path.relpath(q, p).replace(os.sep, "/"), q.stat().st_size, q.stat().st_mtime_ns] for q in files]]
+        return [[[os.path.relpath(q, p).replace(os.sep, "/"), q.stat().st_size, q.stat().st_mtime_ns]
+                 for q in read_files(p, kind)]]
     st = p.stat()
     return [st.st_size, st.st_mtime_ns]
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from sam_model.data.fingerprint import fingerprint, fingerprints, grown_from
+from sam_model.data.fingerprint import fingerprint, fingerprints, grown_from, listed
 
 CHOOSING = "choose on conversations kept out of its training (e.g. the fit's --data.val file)"
 
@@ -50,9 +50,9 @@ def _same_bytes(source: object, held: Callable[[], set[str]], here: Path) -> boo
 
 
 def _files(path: Path) -> list[Path]:
-    """The files of the data measured: itself, or a folder's."""
+    """The files of the data measured: itself, or those of a folder its conversion reads."""
     try:
-        return [path] if path.is_file() else sorted(f for f in path.rglob("*") if f.is_file())
+        return [path] if path.is_file() else listed(path)
     except OSError:  # unreadable: its fingerprints alone decide
         return []
 
