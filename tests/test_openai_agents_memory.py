@@ -464,3 +464,40 @@ def test_items_the_memory_refuses_are_not_kept_to_fail_every_later_add(tmp_path)
     asyncio.run(session.add_items([{"role": "user", "content": "Hello?"}]))
     asyncio.run(session.add_items([{"role": "user", "content": "Anyone?"}]))
     assert _stored(memory) == ["Where is my order A-77?", "Hello?", "Anyone?"], _stored(memory)
+
+
+def test_a_cancelled_add_does_not_leave_the_kept_items_to_be_stored_again(tmp_path):
+    """A run cancelled while its add stores (a timeout around the run): the add's thread stores on, the items kept
+    from a failed add among them, but they stayed kept (a cancel is no Exception) and the next add stored them
+    again. They are the cancelled add's from the start: stored once."""
+    import threading
+
+    memory = ScopedMemory(HashingEncoder(64))
+    add, calls = memory.add, []
+    entered, release = threading.Event(), threading.Event()
+
+    def flaky(items, **kw):
+        calls.append(items)
+        if len(calls) == 1:
+            raise OSError("disk full")
+        if len(calls) == 2:  # the add that is cancelled: under way in its thread
+            entered.set()
+            release.wait(10)
+        return add(items, **kw)
+
+    memory.add = flaky
+    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    with pytest.raises(OSError):
+        asyncio.run(session.add_items([{"role": "user", "content": "Kept"}]))
+
+    async def cancelled() -> None:
+        task = asyncio.create_task(session.add_items([{"role": "user", "content": "One"}]))
+        await asyncio.to_thread(entered.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+
+    asyncio.run(cancelled())
+    asyncio.run(session.add_items([{"role": "user", "content": "Two"}]))
+    assert sorted(_stored(memory)) == ["Kept", "One", "Two"], _stored(memory)
