@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from sam_model.data.reuse import USED_ORDERS, recency, used_first
+from sam_model.data.reuse import USED_ORDERS, needed_used, recency, used_first
 from sam_model.data.schema import State, as_state
 from sam_model.data.text import state_to_text
 from sam_model.hit import Hit
@@ -63,7 +63,8 @@ class StoreSearch:
                step: int | None = None, task_start: int | None = None, rerank: bool = True,
                ids: Collection[Any] | None = None, query_vector: np.ndarray | None = None,
                fold: bool = False, exclude: Collection[Any] = (), query_episode: Any = None,
-               used: Collection[Any] | None = None, used_order: str | None = None) -> list[Hit]:
+               used: Collection[Any] | None = None, used_order: str | None = None,
+               supplied: Mapping[Any, Collection[str]] | None = None) -> list[Hit]:
         """The k best memories for the agent's state and observation, best first (see the module doc).
 
         ``step``: the query's step in its episode (``query_episode``, default ``episode_id``); default: one past the
@@ -83,7 +84,8 @@ class StoreSearch:
         score per parent), so k memories come back however many of their chunks rank high. ``exclude``: memories
         left out of the search (a decision point's own event, which is its observation: ScopedMemory's search by
         call ranks what was written before it, as evaluate.py does). ``used``: the memories earlier tool calls of the
-        query's task took values from, and ``used_order`` whether they come first (:meth:`search_vector`).
+        query's task took values from, ``used_order`` whether they come first, and ``supplied`` the slots each one
+        supplied (:meth:`search_vector`).
         """
         check_k(k)
         st = as_state(state)
@@ -103,7 +105,7 @@ class StoreSearch:
                                   agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids,
                                   query_text=state_to_text(st) if self.lexical or self.lexical_per_query else None, fold=fold, exclude=exclude,
                                   before=None if episode is None or step is None else (episode, step), used=used,
-                                  used_order=used_order)
+                                  used_order=used_order, supplied=supplied)
 
     @locked
     def search_vector(self, query: np.ndarray, k: int, needs: Sequence[str] = (), *, episode_id: Any = None,
@@ -112,7 +114,8 @@ class StoreSearch:
                       ids: Collection[Any] | None = None, query_text: str | None = None,
                       fold: bool = False, exclude: Collection[Any] = (),
                       before: tuple[Any, int] | None = None, used: Collection[Any] | None = None,
-                      used_order: str | None = None) -> list[Hit]:
+                      used_order: str | None = None, supplied: Mapping[Any, Collection[str]] | None = None
+                      ) -> list[Hit]:
         """:meth:`search` for a query vector the caller encoded (batched, as evaluate.py does), with the
         state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank.
         ``query_text``: the state as text (sam_model.data.text.state_to_text), for the lexical match.
@@ -129,6 +132,10 @@ class StoreSearch:
         latest use (``used`` a mapping), ties in the model's order, then the rest, cut at k
         (sam_model.data.reuse.used_first: the rule evaluate's ``NAME+used`` rows are measured by); every used memory
         of the search's scopes is scored and placed, however far below the top k the model ranks it. "off": none;
+        "needed" as "latest", but only the used memories that supplied a slot the call needs (``supplied``: each used
+        memory's id -> the slots, sam_model.data.reuse.task_supplies, of the earlier decisions it was a label of;
+        ``needs`` the call's needed paths; sam_model.data.reuse.needed_used), the task's other used memories in the
+        model's order with the rest: a task turned to a new request does not get its earlier request's memories first.
         None: the store's ``StoreConfig.used_order`` (off unless set), which orders nothing for a search given no
         ``used``. Any model may use it (a rule, no training)."""
         check_k(k)
@@ -140,8 +147,10 @@ class StoreSearch:
         marked = self._used_ids(used)
         order = self._used_order(used_order, used)
         recent = self._used_recency(used) if marked and self.scores_recency else None
-        first = marked if order and marked else frozenset()  # placed first: scored whatever the index's top
-        ranks = self._used_ranks(used) if first and order == "latest" else None
+        lift = needed_used(used, self._supplied(supplied, used), needs) if order == "needed" and marked else used  # type: ignore[arg-type]
+        first = (marked if order != "needed" else self._used_ids(lift)) if order and marked else frozenset()  # placed
+        # first: scored whatever the index's top
+        ranks = self._used_ranks(lift) if first and order in ("latest", "needed") else None  # type: ignore[arg-type]
         if ids is not None:
             if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
                 raise TypeError(f"ids must be a list of memory ids, got {type(ids).__name__}")
@@ -152,7 +161,7 @@ class StoreSearch:
                 hits = self.search_vector(query, min(want, len(self), MAX_K), needs, episode_id=episode_id,
                                           user_id=user_id, agent_id=agent_id, run_id=run_id, rerank=rerank,
                                           prior=prior, ids=ids, query_text=query_text, exclude=exclude,
-                                          before=before, used=used, used_order=order or "off")
+                                          before=before, used=used, used_order=order or "off", supplied=supplied)
                 seen: set = set()
                 folded = [h for h in hits if not (h.memory_id in seen or seen.add(h.memory_id))]
                 if len(folded) >= k or len(hits) < min(want, len(self), MAX_K) or want >= min(len(self), MAX_K):
@@ -271,13 +280,27 @@ class StoreSearch:
         elif used is None and used_order != "off":
             raise ValueError(f"used_order={used_order!r} needs used= (the memories the task's earlier tool calls "
                              "took values from; ScopedMemory traces them from its conversation)")
-        if used_order == "latest" and not isinstance(used, Mapping):  # the store's default: said so, a caller who
-            # gave no order is told where it comes from and how to search without it
+        if used_order in ("latest", "needed") and not isinstance(used, Mapping):  # the store's default: said so, a
+            # caller who gave no order is told where it comes from and how to search without it
             whose = "" if given else " (this store's StoreConfig.used_order)"
             fix = "" if given else ": give the ranks, or search with used_order='model' or 'off'"
-            raise ValueError(f"used_order='latest'{whose} needs used= as a mapping id -> rank of its latest use "
+            raise ValueError(f"used_order={used_order!r}{whose} needs used= as a mapping id -> rank of its latest use "
                              f"(sam_model.data.reuse.use_ranks; ScopedMemory traces them), got a bare list{fix}")
         return None if used_order == "off" else used_order
+
+    @staticmethod
+    def _supplied(supplied: Mapping[Any, Collection[str]] | None, used: Mapping[Any, int]) -> Mapping[Any, Collection[str]]:
+        """``supplied`` checked for used_order "needed": a mapping of used memory ids to their slots (strings); a
+        one-line refusal otherwise (without it no used memory could be told to have supplied a slot)."""
+        if not isinstance(supplied, Mapping):
+            raise ValueError("used_order='needed' needs supplied= (each used memory's id -> the slots the task's earlier "
+                             "calls it supplied needed, sam_model.data.reuse.task_supplies; ScopedMemory traces them), got "
+                             f"{type(supplied).__name__}")
+        for i, slots in supplied.items():
+            if isinstance(slots, (str, bytes)) or not isinstance(slots, Iterable) or \
+                    not all(isinstance(x, str) for x in slots):
+                raise ValueError(f"supplied[{i!r}] must be a list of slot names (strings), got {slots!r}")
+        return supplied
 
     def _used_scores(self, ids: Sequence[Any], q64: np.ndarray, scoring: Collection[Any],
                      recent: Mapping[Any, float] | None = None) -> np.ndarray:

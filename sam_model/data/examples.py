@@ -15,7 +15,7 @@ from typing import Any, Literal
 from sam_model.data.lives import SOURCE_KEY, USER_KIND, task_starts
 from sam_model.data.provenance import adopted_values
 from sam_model.data.reader import Episode
-from sam_model.data.reuse import Uses, earlier_uses
+from sam_model.data.reuse import Supplies, Uses, earlier_supplies, earlier_uses
 from sam_model.data.schema import Event, State
 from sam_model.data.text import constraints_delta, content_text, memory_to_text, state_to_text
 
@@ -67,6 +67,8 @@ class RetrievalExample:
     # memories earlier decisions of its episode labelled, with their latest use (sam_model.data.reuse); those of its
     # task: a latest use at or after task_start (sam_model.evaluation.ranking.used_memories), all with it unknown
     used: Uses = ()
+    # per used memory, the slots the earlier decisions it was a label of needed (sam_model.data.reuse.earlier_supplies)
+    supplied: Supplies = ()
 
     @property
     def state_text(self) -> str:
@@ -281,12 +283,14 @@ def iter_examples(episodes: Iterable[Episode]) -> Iterator[RetrievalExample]:
     offset = 0
     for ep in episodes:
         starts = task_starts(ep.events)
-        used = earlier_uses([e.step for e in ep.events], [e.useful_memory_steps or () for e in ep.events])
+        steps, labels = [e.step for e in ep.events], [e.useful_memory_steps or () for e in ep.events]
+        used = earlier_uses(steps, labels)
+        supplied = earlier_supplies(steps, labels, [e.state.uncertainty_flags for e in ep.events])
         for i, e in enumerate(ep.events):
             if e.is_decision_point:
                 relevant = frozenset(MemoryRecord.make_id(ep.episode_id, s) for s in e.useful_memory_steps)
                 yield RetrievalExample(ep.episode_id, e.step, e.state, e.text, offset, offset + i, relevant,
-                                       starts[i], used[i])
+                                       starts[i], used[i], supplied[i])
         offset += len(ep.events)
 
 

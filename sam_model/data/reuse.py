@@ -17,12 +17,16 @@ for what is benchmarked and what is deployed).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 T = TypeVar("T", bound=Hashable)
 Uses = tuple[tuple[int, int], ...]  # (memory step, step of the latest earlier decision it was a label of)
+# (memory step, ((slot, step of the latest earlier decision that needed the slot and was labelled by it), ...))
+Supplies = tuple[tuple[int, tuple[tuple[str, int], ...]], ...]
+ANY_SLOT = "*"  # a use whose decision's needed slots are not known (none said, or a save from before they were kept)
 
 
 def earlier_uses(steps: Sequence[int], labels: Sequence[Sequence[int]],
@@ -53,6 +57,68 @@ def running_uses(steps: Sequence[int], labels: Sequence[Sequence[int]],
             last[int(m)] = step
 
 
+def slot_name(path: str) -> str:
+    """The slot a needed path names: its last word, lower-cased, list indices dropped ("flights[0].flight_number"
+    and "flights.0.flight_number" -> "flight_number"), so that the same kind of value is one slot in every call."""
+    words = [w for w in re.split(r"[.\[\]]", str(path)) if w and not w.isdigit()]
+    return (words[-1] if words else str(path)).lower()
+
+
+def earlier_supplies(steps: Sequence[int], labels: Sequence[Sequence[int]],
+                     needs: Sequence[Collection[str] | None]) -> list[Supplies]:
+    """Per event of an episode (as :func:`earlier_uses`; ``needs``: each decision point's needed paths, its state's
+    ``uncertainty_flags``; None or empty where they are not known: a decision of an unmasked log says none): for each memory the earlier decision points labelled, the
+    slots (:func:`slot_name`) those decisions needed, each with the step of the latest such decision. Why: a used
+    memory supplied values of those slots, so a call that needs one of them again is likely to take it from there,
+    and a call that needs none of them (a task turned to a new request) is not (README "The used ordering narrowed
+    to the call's needed slots"). An event's own labels and later ones never count; filtered to a task by
+    :func:`task_supplies`."""
+    out: list[Supplies] = []
+    for last in running_supplies(steps, labels, needs):
+        out.append(tuple(sorted((m, tuple(sorted(slots.items()))) for m, slots in last.items())))
+    return out
+
+
+def running_supplies(steps: Sequence[int], labels: Sequence[Sequence[int]],
+                     needs: Sequence[Collection[str] | None]) -> Iterator[dict[int, dict[str, int]]]:
+    """:func:`earlier_supplies`' rule, event by event (one dict, changed after it is yielded: read it before the
+    next), as :func:`running_uses` is to :func:`earlier_uses`; the whole episode (the task by :func:`task_supplies`)."""
+    last: dict[int, dict[str, int]] = {}
+    for step, labs, need in zip(steps, labels, needs, strict=True):
+        yield last
+        slots = {slot_name(p) for p in need} if need else (ANY_SLOT,)  # none said: not known
+        for m in labs:
+            mine = last.setdefault(int(m), {})
+            for slot in slots:
+                mine[slot] = step
+
+
+def task_supplies(supplies: Supplies | Mapping[int, Mapping[str, int]],
+                  task_start: int | None) -> dict[int, frozenset[str]]:
+    """``supplies`` (:func:`earlier_supplies`' or :func:`running_supplies`') of the task that began at
+    ``task_start``: memory step -> the slots decisions at or after it needed (None: every decision's, as
+    :func:`task_uses`)."""
+    items = supplies.items() if isinstance(supplies, Mapping) else supplies
+    out = {}
+    for m, slots in items:
+        pairs = slots.items() if isinstance(slots, Mapping) else slots
+        kept = frozenset(s for s, at in pairs if task_start is None or at >= task_start)
+        if kept:
+            out[m] = kept
+    return out
+
+
+def needed_used(used: Mapping[T, int], supplied: Mapping[T, Collection[str]], needs: Collection[str]) -> dict[T, int]:
+    """The used memories (``used``: each one's rank of its latest use, :func:`use_ranks`) that supplied a slot the
+    call needs (``supplied``: each one's slots, :func:`task_supplies`; ``needs``: the call's needed paths), with
+    their ranks, kept as given: the store's used_order "needed" puts these first by them, the task's other used
+    memories in the model's order with the rest. A use whose slots are not known (:data:`ANY_SLOT`) counts as
+    supplying any slot (as "latest" lifts it)."""
+    want = {slot_name(p) for p in needs}
+    return {m: k for m, k in used.items()
+            if (slots := supplied.get(m)) and (ANY_SLOT in slots or want.intersection(slots))}
+
+
 def task_uses(uses: Uses, task_start: int | None) -> dict[int, int]:
     """``uses`` (one event's, :func:`earlier_uses`, or the items of :func:`running_uses`') of its task: memory step -> latest use, the uses at or after
     ``task_start`` (a memory an earlier task used and this one used again counts); None, the task start unknown
@@ -76,7 +142,7 @@ def recency(rank: int) -> float:
     return 1.0 / rank
 
 
-USED_ORDERS = ("model", "latest")  # a search's used_order (MemoryStore.search, StoreConfig.used_order)
+USED_ORDERS = ("model", "latest", "needed")  # a search's used_order (MemoryStore.search, StoreConfig.used_order)
 
 
 def used_first(ranked: Sequence[T], used: Collection[T], ranks: Mapping[T, int] | None = None) -> list[T]:

@@ -44,11 +44,12 @@ from sam_model.evaluation.ranking import (
     rank_used_first,
     rank_vectors,
     used_ranks,
+    used_supplies,
 )
 from sam_model.store import MemoryStore, reads_reuse
 from sam_model.storeconfig import StoreConfig
 
-USED_SUFFIXES = {"model": "+used", "latest": "+used-latest"}  # evaluate's plus_used rows, by the store's used_order
+USED_SUFFIXES = {"model": "+used", "latest": "+used-latest", "needed": "+used-needed"}  # evaluate's plus_used rows, by the store's used_order
 BASELINES = ("recency", "task-first", "used-first", "bm25", "bm25-state", "dense", "dense-state")
 
 
@@ -147,6 +148,13 @@ class StoreReplay:
             return None
         return {data.memories[p].id: k for p, k in used_ranks(data.memories, ex).items()}
 
+    @staticmethod
+    def supplied(data: EvalData, ex: RetrievalExample) -> dict[str, list[str]]:
+        """Each used memory's id with the slots the earlier decisions of the task it was a label of needed
+        (ranking.used_supplies), which a search ordered "needed" is told (MemoryStore.search_vector's ``supplied``),
+        as a deployment's ScopedMemory tells its own (sam_model.memory.scopeduses)."""
+        return {data.memories[p].id: sorted(slots) for p, slots in used_supplies(data.memories, ex).items()}
+
     def rankings(self, data: EvalData, scope: Scope, depth: int,
                  used_order: str | None = None) -> dict[bool, list[np.ndarray]]:
         """Both rankings (with and without the re-rank) of ``data``'s decisions, replayed once per decision set,
@@ -182,7 +190,8 @@ class StoreReplay:
             for rerank in ((True, False) if store.reranks else (False,)):
                 hits = store.search_vector(q[i], depth, ex.state.uncertainty_flags, episode_id=episode, rerank=rerank,
                                            query_text=ex.state_text, before=(ex.episode_id, ex.step), used=used,
-                                           used_order=used_order)  # None: the store's own, as deployed
+                                           used_order=used_order,  # None: the store's own, as deployed
+                                           supplied=None if used is None else self.supplied(data, ex))
                 out[rerank].append(np.array([pos[h.id] for h in hits], dtype=np.int64))
         if not store.reranks:
             out[True] = out[False]
@@ -228,8 +237,9 @@ class StoreMethod:
         self.replay.store.search_vector(q, depth, ex.state.uncertainty_flags,
                                         episode_id=ex.episode_id if scope == "episode" else None, rerank=self.rerank,
                                         query_text=ex.state_text, before=(ex.episode_id, ex.step),
-                                        used=self.replay.used(data, ex, self.used_order),
-                                        used_order=self.used_order)
+                                        used=(used := self.replay.used(data, ex, self.used_order)),
+                                        used_order=self.used_order,
+                                        supplied=None if used is None else self.replay.supplied(data, ex))
         return time.perf_counter() - t0
 
 

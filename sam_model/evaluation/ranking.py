@@ -20,7 +20,7 @@ import numpy as np
 
 from sam_model.data.chunks import parent_id
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
-from sam_model.data.reuse import task_uses, use_ranks
+from sam_model.data.reuse import task_supplies, task_uses, use_ranks
 from sam_model.progress import progress_bar
 
 TIE_EPS = 1e-9
@@ -161,6 +161,14 @@ def used_ranks(memories: Sequence[MemoryRecord], ex: RetrievalExample) -> dict[i
     (sam_model.memory.scopeduses)."""
     ranks = use_ranks(task_uses(ex.used, ex.task_start))
     return {p: ranks[memories[p].step] for p in used_memories(memories, ex)}
+
+
+def used_supplies(memories: Sequence[MemoryRecord], ex: RetrievalExample) -> dict[int, frozenset[str]]:
+    """:func:`used_memories`' positions, each with the slots the task's earlier decisions that used it needed
+    (sam_model.data.reuse.task_supplies of ``ex.supplied``): what a search with used_order "needed" is told
+    (evaluation.methods.StoreReplay.supplied), as a live search is (sam_model.memory.scopeduses)."""
+    slots = task_supplies(ex.supplied, ex.task_start)
+    return {p: slots.get(memories[p].step, frozenset()) for p in used_memories(memories, ex)}
 
 
 def rank_used_first(memories: Sequence[MemoryRecord], examples: Sequence[RetrievalExample], scope: Scope,

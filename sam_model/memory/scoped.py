@@ -145,6 +145,9 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # episode -> step -> the labels of an agent-log event added with its own step (a decision point of a log
         # replayed): what its call took values from, read as the conversation's are (sam_model.memory.scopeduses)
         self._labels: dict[str, dict[int, tuple[int, ...]]] = {}
+        # episode -> step -> the needed paths of such a decision point (its state's uncertainty_flags): the slots its
+        # labels supplied, which a search ordered "needed" reads (sam_model.memory.scopeduses); saves before: none
+        self._needs: dict[str, dict[int, tuple[str, ...]]] = {}
         # episode -> the agent-log episode its events with steps of their own now continue (where the next ones go:
         # sam_model.memory.scopedsteps)
         self._numbering: dict[str, Numbering] = {}
@@ -446,6 +449,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
             self._gone[episode] = list(dict.fromkeys([*self._gone.get(episode, ()), *turn.facts["gone"]]))[
                 -live_responses.SEEN_ITEMS:]
         self._labels.pop(episode, None)
+        self._needs.pop(episode, None)
         self._numbering.pop(episode, None)
         self._unknown.pop(episode, None)
         self.store.recorder.forget(episode)
@@ -522,6 +526,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._progress.clear()
         self._dropped.clear()
         self._labels.clear()
+        self._needs.clear()
         self._numbering.clear()
         self._unknown.clear()
         self._times.clear()

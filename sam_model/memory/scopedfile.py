@@ -70,6 +70,16 @@ def _labels(kept: Any, episode: str) -> dict[int, tuple[int, ...]]:
     return {p[0]: tuple(p[1]) for p in kept}
 
 
+def _needs(kept: Any, episode: str) -> dict[int, tuple[str, ...]]:
+    """A ``needs`` entry of scoped.json: [[step, [needed paths]], ...] of an episode's agent-log decision points."""
+    ok = lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 0  # noqa: E731
+    if not isinstance(kept, list) or not all(isinstance(p, list) and len(p) == 2 and ok(p[0]) and isinstance(p[1], list)
+                                             and all(isinstance(f, str) for f in p[1]) for p in kept):
+        raise ValueError(f"needs of {episode!r} must be [[step, [needed paths]], ...], steps non-negative integers, "
+                         "paths strings")
+    return {p[0]: tuple(p[1]) for p in kept}
+
+
 def _times(entries: Any) -> dict[Any, list]:
     """scoped.json's ``times``, [[memory id, created_at, updated_at], ...], as memory id -> [created_at, updated_at].
     A time that is no string was loaded and answered as the memory's, and every search filtering on it was refused
@@ -132,6 +142,8 @@ class ScopedFiles:
                             "open": {ep: t.state_dict() for ep, t in self._open.items()},
                             **({"labels": {ep: [[st, list(ls)] for st, ls in kept.items()]
                                            for ep, kept in self._labels.items()}} if self._labels else {}),
+                            **({"needs": {ep: [[st, list(fs)] for st, fs in kept.items()]
+                                          for ep, kept in self._needs.items()}} if self._needs else {}),
                             **({"numbering": {ep: n.to_json() for ep, n in self._numbering.items()}}
                                if self._numbering else {}),
                             **({"unknown": {ep: sorted(st) for ep, st in self._unknown.items()}}
@@ -219,6 +231,7 @@ class ScopedFiles:
                 self._open = {ep: live.OpenTurn.from_state_dict(t) for ep, t in _by_scope(d, "open").items()
                               if ep in self._trackers}  # saves before open turns: none
                 self._labels = {ep: _labels(kept, ep) for ep, kept in _by_scope(d, "labels").items()}  # before: none
+                self._needs = {ep: _needs(kept, ep) for ep, kept in _by_scope(d, "needs").items()}  # before 2026-12-07
                 self._numbering = {ep: Numbering.from_json(n, f"numbering of {ep!r}")  # saves before 2026-12-06: none
                                    for ep, n in _by_scope(d, "numbering").items()}
                 self._unknown = {ep: set(_steps(st, f"unknown of {ep!r}"))

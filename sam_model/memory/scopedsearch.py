@@ -28,7 +28,7 @@ from sam_model.locking import locked
 from sam_model.memory import live
 from sam_model.memory.scopedfilters import matches
 from sam_model.memory.scopedinput import _check_calls_size
-from sam_model.memory.scopeduses import used_ids, used_steps, uses_known
+from sam_model.memory.scopeduses import supplied_ids, supplied_steps, used_ids, used_steps, uses_known
 
 
 class ScopedSearch:
@@ -56,7 +56,8 @@ class ScopedSearch:
         :meth:`query_input` answered for these arguments (a server batching concurrent searches into one forward:
         the state is not traced again, and the results are ranked by the state the vector was encoded from).
         ``used_order``: "model" or "latest" puts the memories the task's earlier tool calls took values from
-        (:meth:`used`) first, in the model's order or by their latest use, "off" not; None (default): the store's
+        (:meth:`used`) first, in the model's order or by their latest use, "needed" only those that supplied a slot
+        the call needs (:meth:`supplied`), by their latest use, "off" none; None (default): the store's
         ``StoreConfig.used_order``, saved with it (MemoryStore.search_vector; what sam-serve's searches get)."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
@@ -78,6 +79,7 @@ class ScopedSearch:
                 return out
         q = self.encode_query(kind, [inputs])[0] if query_vector is None else query_vector
         used = self.used(inputs)
+        supplied = self.supplied(inputs)
         ordered = (self.store.config.used_order if used_order is None else used_order) not in (None, "off")
         deep = min(n + len(used), MAX_K) if threshold is not None and used and ordered else n  # the used ones placed
         # first may score below the threshold: with as many more, ``n`` of those it keeps are among the hits (the rest
@@ -86,11 +88,12 @@ class ScopedSearch:
             step = inputs.get("step")  # a plain query made at a given step leaves that step and later out too
             hits = self.store.search_vector(q, deep, (), **scopes, ids=ids, fold=True,
                                             before=None if step is None else (inputs["episode"], step), used=used,
-                                            used_order=used_order)
+                                            used_order=used_order, supplied=supplied)
         else:  # made at its step in the scopes' own episode: the memories written before it are the candidates
             hits = self.store.search(inputs["state"], inputs["observation"], deep, **scopes, ids=ids,
                                      step=inputs["step"], task_start=inputs["task_start"], query_vector=q, fold=True,
-                                     query_episode=inputs["episode"], used=used, used_order=used_order)
+                                     query_episode=inputs["episode"], used=used, used_order=used_order,
+                                     supplied=supplied)
         known = self.uses_known(inputs)  # else (and of other episodes) a hit not among them says None, not False
         hits = [h if h.episode_id == inputs["episode"] and (known or h.used) else dataclasses.replace(h, used=None)
                 for h in hits]
@@ -148,6 +151,14 @@ class ScopedSearch:
         steps = used_steps(self._trackers.get(episode), self._base.get(episode, 0), self._labels.get(episode, {}),
                            inputs.get("step"), self._task_start(inputs))
         return used_ids(episode, steps)
+
+    def supplied(self, inputs: Mapping[str, Any]) -> dict[str, list[str]]:
+        """The slots each of :meth:`used`'s memories supplied: what the decisions of the query's task that used it
+        needed (sam_model.memory.scopeduses.supplied_steps), for a search ordered "needed" (MemoryStore.search)."""
+        episode = inputs["episode"]
+        steps = supplied_steps(self._trackers.get(episode), self._base.get(episode, 0), self._labels.get(episode, {}),
+                               self._needs.get(episode, {}), inputs.get("step"), self._task_start(inputs))
+        return supplied_ids(episode, steps)
 
     def uses_known(self, inputs: Mapping[str, Any]) -> bool:
         """Whether :meth:`used` is every memory the query's task used: no decision point of it before the query's

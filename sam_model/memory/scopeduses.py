@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from sam_model.data.examples import MemoryRecord
-from sam_model.data.reuse import running_uses, task_uses, use_ranks
+from sam_model.data.reuse import running_supplies, running_uses, task_supplies, task_uses, use_ranks
 from sam_model.data.toolstate import TranscriptState
 
 
@@ -35,13 +35,38 @@ def used_steps(tracker: TranscriptState | None, base: int, logged: Mapping[int, 
     """Memory step -> its latest use, of the scope's decisions before ``step`` (None: now, after every one) from
     ``task_start`` on: the conversation's (the tracker's event j is step ``base + j``) and those of agent-log events
     added with their own steps (``logged``: step -> labels, ScopedMemory._labels)."""
-    labels: dict[int, list[int]] = {s: [int(x) for x in ls] for s, ls in logged.items()}
-    for j, e in enumerate(tracker.events if tracker is not None else ()):
-        labels[base + j] = [base + int(x) for x in e.get("useful_memory_steps") or ()]
+    labels, _ = _decisions(tracker, base, logged, {})
     end = max(labels, default=-1) + 1 if step is None else step
     steps = sorted(s for s in labels if s < end)
     *_, last = running_uses([*steps, end], [*(labels[s] for s in steps), []])  # the end's alone (earlier_uses' rule)
     return task_uses(tuple(last.items()), task_start)
+
+
+def supplied_steps(tracker: TranscriptState | None, base: int, logged: Mapping[int, Sequence[int]],
+                   needs: Mapping[int, Sequence[str]], step: int | None, task_start: int | None) -> dict[int, frozenset]:
+    """Memory step -> the slots the decisions :func:`used_steps` reads needed (sam_model.data.reuse.running_supplies,
+    task_supplies: the rule evaluate.py's replay reads off the log): the conversation's decision points' needed paths
+    (their states' uncertainty_flags) and those of agent-log events added with their own steps (``needs``: step ->
+    paths, ScopedMemory._needs; a decision of a save from before they were kept: not known, so its memories are
+    lifted as "latest" lifts them)."""
+    labels, flags = _decisions(tracker, base, logged, needs)
+    end = max(labels, default=-1) + 1 if step is None else step
+    steps = sorted(s for s in labels if s < end)
+    *_, last = running_supplies([*steps, end], [*(labels[s] for s in steps), []],
+                                [*(flags.get(s) for s in steps), None])
+    return task_supplies(last, task_start)
+
+
+def _decisions(tracker: TranscriptState | None, base: int, logged: Mapping[int, Sequence[int]],
+               needs: Mapping[int, Sequence[str]]) -> tuple[dict[int, list[int]], dict[int, Sequence[str] | None]]:
+    """The scope's decisions (step -> labels), the conversation's and the agent-log events', in the stored numbering,
+    and each one's needed paths where known (the conversation's from its tracker's states, the log's from ``needs``)."""
+    labels: dict[int, list[int]] = {s: [int(x) for x in ls] for s, ls in logged.items()}
+    flags: dict[int, Sequence[str] | None] = {s: needs.get(s) for s in logged}
+    for j, e in enumerate(tracker.events if tracker is not None else ()):
+        labels[base + j] = [base + int(x) for x in e.get("useful_memory_steps") or ()]
+        flags[base + j] = (e.get("state") or {}).get("uncertainty_flags")
+    return labels, flags
 
 
 def uses_known(unknown: Collection[int], step: int | None, task_start: int | None) -> bool:
@@ -58,4 +83,9 @@ def used_ids(episode: str, steps: Mapping[int, int]) -> dict[str, int]:
     return {MemoryRecord.make_id(episode, s): ranks[s] for s in steps}
 
 
-__all__ = ["used_ids", "used_steps", "uses_known"]
+def supplied_ids(episode: str, slots: Mapping[int, Collection[str]]) -> dict[str, list[str]]:
+    """:func:`supplied_steps`' memories by id in ``episode``, each with its slots (a search's ``supplied``)."""
+    return {MemoryRecord.make_id(episode, s): sorted(v) for s, v in slots.items()}
+
+
+__all__ = ["supplied_ids", "supplied_steps", "used_ids", "used_steps", "uses_known"]

@@ -397,8 +397,10 @@ class ScopedWrites:
             if before is not None:
                 tracker.rollback(before)
             raise
-        if labels:  # what the decisions' calls took values from (sam_model.memory.scopeduses)
+        if labels:  # what the decisions' calls took values from, and the slots they needed (sam_model.memory.scopeduses)
             self._labels.setdefault(episode, {}).update(labels)
+            self._needs.setdefault(episode, {}).update(
+                (e.step, tuple(e.state.uncertainty_flags)) for e in out if e.step in labels)
         if unknown := {e.step for e in out if e.is_decision_point and e.step not in labels}:
             self._unknown.setdefault(episode, set()).update(unknown)
         if numbering is None:
