@@ -45,7 +45,10 @@ class StoreConfig:
             off. Short memories are unchanged; ``search(fold=True)`` keeps the best chunk per memory.
         used_order: the memories the task's earlier tool calls took values from first (a search given ``used``;
             ScopedMemory and sam-serve always give it), in the model's order (``"model"``) or by their latest use,
-            ties in the model's order (``"latest"``), then the rest (sam_model.data.reuse.used_first); None = off.
+            ties in the model's order (``"latest"``), or by their latest use but only those that supplied a slot
+            the call needs (``"needed"``: a task turned to a new request keeps its earlier request's memories in
+            the model's order; sam_model.data.reuse.needed_used), then the rest (sam_model.data.reuse.used_first);
+            None = off.
             The default of every search of the store (a call's ``used_order`` overrides it), so an agent served
             from a saved store or an export gets it without a flag. A rule: any model may use it.
         lexical_per_query: each query's lexical weight is the last part of its vector, w(v_s) of a network
