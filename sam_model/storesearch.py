@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from sam_model.data.reuse import USED_ORDERS, needed_used, recency, used_first
+from sam_model.data.reuse import ANY_SLOT, USED_ORDERS, needed_used, recency, used_first
 from sam_model.data.schema import State, as_state
 from sam_model.data.text import state_to_text
 from sam_model.hit import Hit
@@ -134,6 +134,7 @@ class StoreSearch:
         of the search's scopes is scored and placed, however far below the top k the model ranks it. "off": none;
         "needed" as "latest", but only the used memories that supplied a slot the call needs (``supplied``: each used
         memory's id -> the slots, sam_model.data.reuse.task_supplies, of the earlier decisions it was a label of;
+        None: not known, every used memory lifted as "latest" lifts it;
         ``needs`` the call's needed paths; sam_model.data.reuse.needed_used), the task's other used memories in the
         model's order with the rest: a task turned to a new request does not get its earlier request's memories first.
         None: the store's ``StoreConfig.used_order`` (off unless set), which orders nothing for a search given no
@@ -290,11 +291,15 @@ class StoreSearch:
 
     @staticmethod
     def _supplied(supplied: Mapping[Any, Collection[str]] | None, used: Mapping[Any, int]) -> Mapping[Any, Collection[str]]:
-        """``supplied`` checked for used_order "needed": a mapping of used memory ids to their slots (strings); a
-        one-line refusal otherwise (without it no used memory could be told to have supplied a slot)."""
+        """``supplied`` checked for used_order "needed": a mapping of used memory ids to their slots (strings), a
+        one-line refusal for anything else; None (a caller who knows the uses but not their slots: a LangGraph
+        graph's ``used=``, a direct search of a store whose config orders "needed") makes every slot unknown, so
+        every used memory is lifted, as "latest" lifts them (sam_model.data.reuse.ANY_SLOT)."""
+        if supplied is None:
+            return {i: (ANY_SLOT,) for i in used}
         if not isinstance(supplied, Mapping):
-            raise ValueError("used_order='needed' needs supplied= (each used memory's id -> the slots the task's earlier "
-                             "calls it supplied needed, sam_model.data.reuse.task_supplies; ScopedMemory traces them), got "
+            raise ValueError("supplied must be a mapping of used memory ids to the slots the task's earlier calls they "
+                             "supplied needed (sam_model.data.reuse.task_supplies; ScopedMemory traces them), got "
                              f"{type(supplied).__name__}")
         for i, slots in supplied.items():
             if isinstance(slots, (str, bytes)) or not isinstance(slots, Iterable) or \

@@ -162,7 +162,7 @@ def test_the_store_path_is_the_post_hoc_rule_with_the_rerank(tiny_bert_dir, live
         assert got != [g.tolist() for g in model.ordered("latest").rank(data, scope, depth, jitter)]
 
 
-def test_the_store_refuses_needed_without_the_slots_or_the_ranks(tiny_bert_dir, tmp_path):
+def test_the_store_refuses_bad_slots_or_no_ranks_and_without_slots_lifts_as_latest(tiny_bert_dir, tmp_path):
     from sam_model.data.schema import Event, State
     from sam_model.store import MemoryStore
 
@@ -170,8 +170,11 @@ def test_the_store_refuses_needed_without_the_slots_or_the_ranks(tiny_bert_dir, 
     store = MemoryStore(SAMRetriever(net).encoder, StoreConfig(provenance=False))
     store.add([Event("E", s, "user", f"said w{s}", State()) for s in range(3)])
     state = State(uncertainty_flags=["city"])
-    with pytest.raises(ValueError, match="needs supplied="):
-        store.search(state, "", 2, used={"E#0": 1}, used_order="needed")
+    with pytest.raises(ValueError, match="supplied must be a mapping"):
+        store.search(state, "", 2, used={"E#0": 1}, used_order="needed", supplied=["E#0"])
+    told = {"E#0": 1, "E#1": 2}  # without the slots (a LangGraph graph's used=): as "latest"
+    assert [h.id for h in store.search(state, "", 3, used=told, used_order="needed")] == \
+        [h.id for h in store.search(state, "", 3, used=told, used_order="latest")][:3]
     with pytest.raises(ValueError, match=r"supplied\['E#0'\] must be a list of slot names"):
         store.search(state, "", 2, used={"E#0": 1}, used_order="needed", supplied={"E#0": "city"})
     with pytest.raises(ValueError, match="needs used= as a mapping"):

@@ -246,9 +246,10 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     tokens are the retriever's memory encoder's (the baselines search those too); each ``compare`` model's are
     its own encoder's (:func:`compare_chunks`).
 
-    ``plus_used``: also ``sam+used`` and ``sam+used-latest`` (``NAME+used``, ``NAME+used-latest`` for each ``compare``
-    model): its ranking with the memories the task's earlier calls took values from (``used-first``'s set) first, in
-    its order or by their latest use, searched through the store's ``used_order`` (methods.StoreMethod.ordered).
+    ``plus_used``: also ``sam+used``, ``sam+used-latest`` and ``sam+used-needed`` (``NAME+used``, ... for each
+    ``compare`` model): its ranking with the memories the task's earlier calls took values from (``used-first``'s set)
+    first, in its order or by their latest use, or by it but only those that supplied a slot the call needs, searched
+    through the store's ``used_order`` (methods.StoreMethod.ordered).
     """
     scope = check_scope(scope)
     ks = metric_ks(ks)
@@ -514,7 +515,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plus-used", action="store_true",
                    help="also rank each SAM retriever's candidates with the memories the task's earlier calls took "
                         "values from first, in the retriever's own order (methods sam+used, NAME+used) and by their "
-                        "latest use (sam+used-latest, NAME+used-latest), through the store's used_order option")
+                        "latest use (sam+used-latest, NAME+used-latest), and by it but only those that supplied a "
+                        "slot the call needs (sam+used-needed, NAME+used-needed), through the store's used_order "
+                        "option (default off)")
     p.add_argument("--card", default=None, metavar="DIR",
                    help="an export folder whose model card (README.md) gets this evaluation's table (replacing an "
                         "earlier one); usually the --retriever folder")

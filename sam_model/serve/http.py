@@ -74,7 +74,8 @@ STEP = ("the step of the message the agent is answering, already added (its add'
 TASK_START = ("the step where the agent's current task began (default: where the scopes' conversation says it did); "
               "read by a model with time features only; an integer >= 0, or leave it out")
 USED_ORDER = ("the memories the scope's earlier tool calls of this task took values from first: 'model' in the "
-              "model's order, 'latest' by their latest use, 'off' not; leave it out for the server's default (its "
+              "model's order, 'latest' by their latest use, 'needed' by it but only those that supplied a slot "
+              "this call needs, 'off' not; leave it out for the server's default (its "
               "store's used_order). This search's alone; it never widens the scopes searched")
 # a scope field: sam_model.limits.check_scope, the memory's own rule (no '/', no control or invisible character, in
 # NFC, at most MAX_SCOPE_CHARS), refused by the field's name before the call reaches the memory
@@ -135,7 +136,7 @@ class SearchBody(Body):
     step: int | None = Field(default=None, description=STEP)
     task_start: int | None = Field(default=None, description=TASK_START)
     # this search's alone (the tenant's store keeps its StoreConfig.used_order); another value is a 422 naming it
-    used_order: Literal["model", "latest", "off"] | None = Field(default=None, description=USED_ORDER)
+    used_order: Literal["model", "latest", "needed", "off"] | None = Field(default=None, description=USED_ORDER)
 
 
 class UpdateBody(Body):

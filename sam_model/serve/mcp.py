@@ -76,9 +76,10 @@ STEP = ("Optional: leave it out to search over every memory of this user (run), 
         "searched.")
 TASK_START = ("Optional, rarely needed: leave it out. The step where your current task began (default: where the "
               "recorded conversation says it did); only a model with time features reads it. An integer >= 0.")
-USED_ORDERS = ("model", "latest", "off")  # a recall's used_order (HTTP's search body takes the same)
+USED_ORDERS = ("model", "latest", "needed", "off")  # a recall's used_order (HTTP's search body takes the same)
 USED_ORDER = ("Optional: the memories your earlier tool calls of this task took values from first: 'model' in the "
-              "model's order, 'latest' by their latest use, 'off' not. Leave it out for the server's default.")
+              "model's order, 'latest' by their latest use, 'needed' by it but only those that supplied a slot this "
+              "call needs, 'off' not. Leave it out for the server's default.")
 TEXT = "One thing the user said or you learnt, as a user message (instead of messages)."
 MESSAGES = ("Instead of text: the conversation's messages since your last remember, in order, as your API writes "
             "them (OpenAI {\"role\", \"content\", \"tool_calls\"} and {\"role\": \"tool\", \"tool_call_id\", "
