@@ -73,7 +73,8 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
              f"over the top {store.get('rerank_depth', '?')}"
              + (f", lexical match {store['lexical']}" if store.get("lexical") else "")
              + (", lexical match at each query's own weight w(v_s) (lexical_state)"
-                if store.get("lexical_per_query") else "") + " |",
+                if store.get("lexical_per_query") else "")
+             + (f"; used memories first: {store['used_order']}" if store.get("used_order") else "") + " |",
              f"| phases / kinds known | {len(sam.get('phases', []))} / {len(sam.get('kinds', []))} |", ""]
     if text_encoder:
         lines += [f"Head only: the text encoder's weights and tokenizer are not in this folder; they load from the "

@@ -183,3 +183,17 @@ def test_the_store_refuses_bad_slots_or_no_ranks_and_without_slots_lifts_as_late
                        supplied={"E#0": ["date"], "E#1": ["city"]})
     assert hit[0].id == "E#1"  # the one that supplied the needed slot; the other is ranked as the model ranks it
     assert StoreConfig(used_order="needed").used_order == "needed"
+
+
+def test_the_card_says_the_stores_used_order_and_the_packaged_card_says_needed():
+    from pathlib import Path
+
+    from sam_model.card import render
+
+    line = lambda store: next(x for x in render({"dim": 8}, {}, store=store).splitlines() if "re-rank (store)" in x)  # noqa: E731
+    assert "used memories first: needed" in line({"used_order": "needed"})
+    assert "used memories first" not in line({})
+    import sam_model.pretrained
+
+    packaged = Path(sam_model.pretrained.__file__).parent / "sam-general"
+    assert "used memories first: needed" in (packaged / "README.md").read_text(encoding="utf-8")
