@@ -269,7 +269,8 @@ class StoreSearch:
 
     def _used_order(self, used_order: str | None, used: Collection[Any] | None) -> str | None:
         """The search's order of its used memories (:meth:`search_vector`), None for none; a one-line refusal for an
-        unknown one, for one asked of a search given no ``used``, and for "latest" given them as a bare list."""
+        unknown one, for one asked of a search given no ``used``, and for "latest" given them as a bare list ("needed"
+        too where the caller asked it; the store's default "needed" orders a bare list as "model")."""
         if used_order is not None and used_order != "off" and used_order not in USED_ORDERS:
             raise ValueError(f"used_order must be {', '.join(map(repr, USED_ORDERS))}, 'off' or None (the store's "
                              f"StoreConfig.used_order), got {used_order!r}")
@@ -281,6 +282,10 @@ class StoreSearch:
         elif used is None and used_order != "off":
             raise ValueError(f"used_order={used_order!r} needs used= (the memories the task's earlier tool calls "
                              "took values from; ScopedMemory traces them from its conversation)")
+        if used_order == "needed" and not given and not isinstance(used, Mapping):  # the packaged model's default,
+            # told keys alone (a LangGraph graph's used=): no ranks nor slots, so every used memory first in the
+            # model's order ("latest" with every rank tied); refused, the default broke searches that worked before it
+            return "model"
         if used_order in ("latest", "needed") and not isinstance(used, Mapping):  # the store's default: said so, a
             # caller who gave no order is told where it comes from and how to search without it
             whose = "" if given else " (this store's StoreConfig.used_order)"

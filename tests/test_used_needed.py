@@ -197,3 +197,30 @@ def test_the_card_says_the_stores_used_order_and_the_packaged_card_says_needed()
 
     packaged = Path(sam_model.pretrained.__file__).parent / "sam-general"
     assert "used memories first: needed" in (packaged / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_packaged_defaults_needed_takes_keys_alone_as_the_models_order_and_never_refuses():
+    """A LangGraph graph's used= may be the keys alone (docs/integrations.md), and so may a direct search's: under
+    the packaged model's default used_order "needed" (its config, no order given) such a search was refused ("needs
+    used= as a mapping"), where before the default shipped it searched. Told no ranks and no slots, every used memory
+    comes first in the model's order (what "latest" does with every rank tied); an order the caller names is still
+    checked."""
+    import dataclasses
+
+    from test_langgraph_store import LOG, HashingEncoder
+
+    from sam_model.integrations.langgraph import SAMStore
+
+    graph = SAMStore(HashingEncoder(512), dataclasses.replace(StoreConfig(), used_order="needed"))
+    ns = ("log", "mia")
+    for n, event in enumerate(LOG):
+        graph.put(ns, f"e{n}", event)
+    query = "and a late checkout please"
+    plain = [i.key for i in graph.search(ns, query=query, limit=5, used_order="off", used=[])]
+    low = plain[-2:]
+    assert plain[:2] != low  # the model ranks them last: the test can fail
+    got = [i.key for i in graph.search(ns, query=query, limit=5, used=low)]
+    assert got == [k for k in plain if k in low] + [k for k in plain if k not in low][:3]
+    assert got == [i.key for i in graph.search(ns, query=query, limit=5, used=low, used_order="model")]
+    with pytest.raises(ValueError, match="needs used= as a mapping"):
+        graph.search(ns, query=query, used=low, used_order="needed")

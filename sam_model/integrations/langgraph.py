@@ -154,7 +154,8 @@ class SAMStore(BaseStore):
         first. ``used``: the keys of the items of ``namespace_prefix``'s own namespace that the task's earlier tool
         calls took values from (a mapping key -> the rank of its latest use, 1 the latest, or the keys alone), told
         to the store's search as ScopedMemory tells it its conversation's (MemoryStore.search's ``used``: a reuse
-        model's u_m, and ``used_order``, "model", "latest", "needed" (told no slots: as "latest") or "off", this
+        model's u_m, and ``used_order``, "model", "latest", "needed" (told no slots: as "latest"; the keys alone
+        under the store's default: as "model") or "off", this
         search's order of them, default the
         store's StoreConfig.used_order); a key the namespace does not hold (deleted) is passed over. SAMStore
         passed none, so a store whose config set used_order ordered nothing, and a reuse model was told no use."""
