@@ -187,7 +187,7 @@ def test_a_compacted_pydantic_ai_history_added_whole_stores_the_turns_it_kept_on
 def test_a_served_search_and_recall_take_used_order_for_themselves_alone(reuse_net, tmp_path):  # noqa: F811
     """sam-serve's search had no used_order of its own (only the store's default for every search): the HTTP body's
     and MCP recall's now order that search alone, as ScopedMemory.search(used_order=) does, the server's default
-    unchanged after it; a value that is none of 'model', 'latest', 'off' is a 4xx naming the field, in one line."""
+    unchanged after it; a value that is none of 'model', 'latest', 'needed', 'off' is a 4xx naming the field, in one line."""
     pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
     from fastapi.testclient import TestClient
     from serving import KEYS, keys_file
@@ -220,5 +220,5 @@ def test_a_served_search_and_recall_take_used_order_for_themselves_alone(reuse_n
                                                           "used_order": "latest"}),
                              ("recall", {"query": "", "run_id": "a", "used_order": "newest"}))
     assert [h["id"] for h in answer(got)["results"]] == latest and ids() == model
-    assert refused.is_error and "argument 'used_order' must be 'model', 'latest', 'off'" in refused.content[0].text
+    assert refused.is_error and "argument 'used_order' must be 'model', 'latest', 'needed', 'off'" in refused.content[0].text
     tenants.close()

@@ -68,13 +68,13 @@ def test_the_stores_config_orders_every_search_and_a_call_overrides_it(tmp_path)
 def test_refusals_are_one_line():
     store, q, ids = _store()
     for kw, words in [({"used": ids[:2], "used_order": "latest"}, "needs used= as a mapping id -> rank"),
-                      ({"used": ids[:2], "used_order": "newest"}, "used_order must be 'model', 'latest', 'off'"),
+                      ({"used": ids[:2], "used_order": "newest"}, "used_order must be 'model', 'latest', 'needed', 'off'"),
                       ({"used_order": "model"}, "used_order='model' needs used="),
                       ({"used": {ids[0]: 0}, "used_order": "latest"}, "must be the rank of its latest use")]:
         with pytest.raises(ValueError) as err:
             store.search_vector(q, 3, **kw)
         assert words in str(err.value) and "\n" not in str(err.value)
-    with pytest.raises(ValueError, match=r"field 'store.used_order' must be \"model\" or \"latest\" or null"):
+    with pytest.raises(ValueError, match=r"field 'store.used_order' must be \"model\" or \"latest\" or \"needed\" or null"):
         StoreConfig.from_dict({"used_order": "first"})
 
 
