@@ -224,3 +224,39 @@ def test_the_packaged_defaults_needed_takes_keys_alone_as_the_models_order_and_n
     assert got == [i.key for i in graph.search(ns, query=query, limit=5, used=low, used_order="model")]
     with pytest.raises(ValueError, match="needs used= as a mapping"):
         graph.search(ns, query=query, used=low, used_order="needed")
+
+
+def test_a_long_sessions_slots_are_read_once_per_path_and_only_for_a_search_ordered_needed(monkeypatch):
+    """Every search of the packaged model reads the slots of the whole scope's decisions (its conversation's and its
+    log's) again; each read split each decision's needed paths anew (16,000 events: ~0.2 s a search, six times
+    used()'s), and ScopedMemory read them for searches ordered otherwise too. Now a path's slot is read once, and
+    only a search ordered "needed" reads the slots."""
+    import types
+
+    from sam_model.data import reuse
+    from sam_model.memory import scopedsearch
+    from sam_model.memory.scopeduses import supplied_steps
+
+    split = reuse.re.split
+    calls = []
+    monkeypatch.setattr(reuse, "re", types.SimpleNamespace(split=lambda *a: calls.append(a) or split(*a)))
+    rng = random.Random(3)
+    logged = {s: (rng.randrange(s),) for s in range(1, 2000, 2)}
+    needs = {s: (rng.choice(PATHS), f"k{s % 7}.Leaf") for s in logged}
+    first = supplied_steps(None, 0, logged, needs, None, 0)
+    assert supplied_steps(None, 0, logged, needs, None, 0) == first and any(v != {"leaf"} for v in first.values())
+    assert len(calls) <= len(PATHS) + 7  # each distinct path once, not once per decision and search
+
+    from test_langgraph_store import HashingEncoder
+
+    from sam_model.memory import ScopedMemory
+
+    read = []
+    monkeypatch.setattr(scopedsearch, "supplied_steps", lambda *a: read.append(a) or {})
+    memory = ScopedMemory(HashingEncoder(512), StoreConfig(used_order="needed"))
+    memory.add("I am mia_li_3668", user_id="u")
+    for order in ("off", "model", "latest"):
+        memory.search("mia", user_id="u", used_order=order)
+    assert not read
+    memory.search("mia", user_id="u")  # the store's own: "needed"
+    assert len(read) == 1

@@ -79,8 +79,9 @@ class ScopedSearch:
                 return out
         q = self.encode_query(kind, [inputs])[0] if query_vector is None else query_vector
         used = self.used(inputs)
-        supplied = self.supplied(inputs)
-        ordered = (self.store.config.used_order if used_order is None else used_order) not in (None, "off")
+        order = self.store.config.used_order if used_order is None else used_order
+        supplied = self.supplied(inputs) if order == "needed" else None  # read for the one order that reads them
+        ordered = order not in (None, "off")
         deep = min(n + len(used), MAX_K) if threshold is not None and used and ordered else n  # the used ones placed
         # first may score below the threshold: with as many more, ``n`` of those it keeps are among the hits (the rest
         # in the model's order, a deeper search starting with a shallower one's hits)
