@@ -106,6 +106,11 @@ def choose_order(retriever, data, *, label: str = "validation", scope: str = "ep
         say(f"warning: this network serves a lexical weight per query, w(v_s) (lexical_state), which the grid "
             f"{', '.join(f'{w:g}' for w in weights)} of fixed weights does not score: the chosen fixed weight "
             "replaces it; to keep it, choose the ordering alone (--lexical keep, or export.lexical unset)")
+    if (serves := getattr(config, "used_order", None)) not in (None, *ORDERS) and say is not None:  # "needed", the
+        # packaged model's: replaced by the choice without a word, never scored beside it
+        say(f"warning: this store serves used_order {serves!r}, which the choice does not score (it scores "
+            f"{', '.join(ORDERS)}): the ordering chosen replaces it; to keep it, leave the ordering unchosen "
+            "(export.used_order unset) and compare with python evaluate.py --plus-used")
     if chunking is None:  # what the store serves: a chunking store (configs/coding_chunks.yaml) searches chunks
         chunking = getattr(config, "chunker", None)
     t0 = time.perf_counter()

@@ -260,3 +260,21 @@ def test_a_long_sessions_slots_are_read_once_per_path_and_only_for_a_search_orde
     assert not read
     memory.search("mia", user_id="u")  # the store's own: "needed"
     assert len(read) == 1
+
+
+def test_choosing_an_order_for_a_store_that_serves_needed_says_it_is_not_among_those_scored(tiny_bert_dir, tmp_path):
+    """sam_model.choose_order (and a fit's export.used_order auto, adapt.yaml's) scores off, model and latest: run on
+    the packaged model (its store serves "needed") it wrote the best of those three in its place, a tie to off,
+    without a word that the ordering served was never scored. Now it says so, in one line, with how to keep it."""
+    from test_choose_order import _log, _new, _retriever
+
+    from sam_model.choose_order import ORDERS, choose_order
+
+    said: list[str] = []
+    record = choose_order(_retriever(tiny_bert_dir, "needed"), _log(tmp_path, _new), say=said.append, lexicals=None)
+    assert record["used_order"] in ORDERS and "needed" not in ORDERS  # it is replaced: the warning is due
+    (line,) = [s for s in said if "'needed'" in s]
+    assert line.startswith("warning:") and "not score" in line and "\n" not in line
+    quiet: list[str] = []
+    choose_order(_retriever(tiny_bert_dir, "latest"), _log(tmp_path, _new), say=quiet.append, lexicals=None)
+    assert not [s for s in quiet if "does not score" in s]
