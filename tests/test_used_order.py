@@ -120,7 +120,8 @@ def test_evaluate_writes_name_plus_used_beside_each_model_and_the_seed_tables_re
         report = evaluate(log, run / "coding", None, baselines=["used-first", "recency"], compare={"reuse": enc},
                           latency_queries=1, quiet=True, plus_used=True)
         rows = [json.loads(x) for x in (run / "coding" / "per_query.jsonl").read_text().splitlines()]
-        assert set(rows[0]["methods"]) == {"used-first", "recency", "reuse", "reuse+used", "reuse+used-latest"}
+        assert set(rows[0]["methods"]) == {"used-first", "recency", "reuse", "reuse+used", "reuse+used-latest",
+                                          "reuse+used-needed"}
         assert rows[1]["methods"]["reuse+used"]["rr"] == pytest.approx(1.0)
         assert rows[1]["methods"]["reuse"]["rr"] < 1.0
         assert rows[0]["methods"]["reuse+used"] == rows[0]["methods"]["reuse"]  # nothing used yet
