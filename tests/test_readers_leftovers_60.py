@@ -145,7 +145,8 @@ def test_plus_used_names_the_clashing_method(tmp_path):
     assert text.startswith("plus_used: 'reuse+used' would name two methods, a --compare model and the +used ranking "
                            "of 'reuse'; rename that --compare model"), text
     assert ("(the methods: recency, reuse, reuse+used, other, reuse+used, reuse+used+used, other+used, "
-            "reuse+used-latest, reuse+used+used-latest, other+used-latest)") in text and "\n" not in text
+            "reuse+used-latest, reuse+used+used-latest, other+used-latest, reuse+used-needed, reuse+used+used-needed, "
+            "other+used-needed)") in text and "\n" not in text
 
 
 def test_a_claude_code_sessions_links_are_extended_not_copied_at_each_turn():
