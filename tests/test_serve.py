@@ -1127,3 +1127,21 @@ def test_the_service_says_which_model_it_loaded(tiny_bert_dir, tmp_path, caplog)
                                                 "--model", str(export), "--device", "cpu"]))
     tenants.close()
     assert f"sam-serve: model {export.resolve()}" in caplog.text
+
+
+def test_the_log_file_is_created_readable_by_its_owner_alone(tmp_path):
+    """sam-serve --log-file: its lines can name users (a tool error's scopes), so it is created 0600, as the tenants'
+    folders are 0700; a file that exists keeps the mode its owner gave it."""
+    import os
+    import stat
+
+    from sam_model.serve.cli import log_handlers
+
+    new, old = tmp_path / "serve.log", tmp_path / "old.log"
+    old.write_text("")
+    old.chmod(0o644)
+    for path in (new, old):
+        for h in log_handlers(str(path))[1:]:
+            h.close()
+    assert stat.S_IMODE(os.stat(new).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(old).st_mode) == 0o644

@@ -90,7 +90,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default=None, help="torch device of the encoder (default: cuda if available)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="log level of the service and uvicorn")
-    p.add_argument("--log-file", default=None, help="also write the log to this file")
+    p.add_argument("--log-file", default=None, help="also write the log to this file (created readable by its owner "
+                   "alone: tool errors in it can name users; default none)")
     return p
 
 
@@ -196,11 +197,19 @@ def quiet_libraries(level: str) -> None:
                                                                                     logging.getLevelName(level.upper())))
 
 
+def log_handlers(log_file: str | None) -> list[logging.Handler]:
+    """The log's handlers: standard error, and ``log_file`` where given, created with mode 0600 (its lines can name
+    users and their scopes; the tenants' folders are 0700 for the same reason); a file that exists keeps its mode."""
+    handlers: list[logging.Handler] = [logging.StreamHandler()]
+    if log_file:
+        os.close(os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        handlers.append(logging.FileHandler(log_file))
+    return handlers
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
-    handlers: list[logging.Handler] = [logging.StreamHandler()]
-    if args.log_file:
-        handlers.append(logging.FileHandler(args.log_file))
+    handlers = log_handlers(args.log_file)
     logging.basicConfig(level=args.log_level.upper(), handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     quiet_libraries(args.log_level)
