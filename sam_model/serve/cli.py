@@ -48,7 +48,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--qdrant-edge", metavar="DIR", default=None, help="keep the vectors in Qdrant Edge, Qdrant's "
                    "own engine (HNSW, payload indexes) embedded in this process (pip install 'sam_model[qdrant-edge]'):"
                    " one shard per tenant, live under DIR (scratch), copied into each tenant's data at a checkpoint")
-    p.add_argument("--collection", default="sam", help="Qdrant collection prefix: <prefix>_<tenant>")
+    p.add_argument("--collection", default="sam", help="Qdrant collection prefix: <prefix>_<tenant> (two deployments "
+                   "on one Qdrant server need different prefixes: a load takes a collection back to its own save)")
     p.add_argument("--checkpoint-every", type=int, default=1000, help="save a tenant's memory after at least this "
                    "many writes (and at a clean shutdown) and drop the log records it holds; a restart replays about "
                    "this many (more if writes came while a save was written, or a save failed)")
