@@ -58,18 +58,12 @@ def running_uses(steps: Sequence[int], labels: Sequence[Sequence[int]],
             last[int(m)] = step
 
 
+@lru_cache(maxsize=4096)
 def slot_name(path: str) -> str:
     """The slot a needed path names: its last word, lower-cased, list indices dropped ("flights[0].flight_number"
     and "flights.0.flight_number" -> "flight_number"), so that the same kind of value is one slot in every call.
-    Each path read once (:func:`_slot`): every search of a store ordered "needed" reads the slots of its scope's
-    every decision again."""
-    return _slot(str(path))
-
-
-@lru_cache(maxsize=4096)
-def _slot(path: str) -> str:
-    """:func:`slot_name` of a path as text (split anew per decision and search, a 16,000-event session's search took
-    ~0.2 s, six times its uses')."""
+    Cached: every search of a store ordered "needed" reads the slots of its scope's every decision again (split
+    anew, a 16,000-event session's search took ~0.2 s, six times its uses')."""
     words = [w for w in re.split(r"[.\[\]]", path) if w and not w.isdigit()]
     return (words[-1] if words else path).lower()
 
@@ -77,8 +71,9 @@ def _slot(path: str) -> str:
 def earlier_supplies(steps: Sequence[int], labels: Sequence[Sequence[int]],
                      needs: Sequence[Collection[str] | None]) -> list[Supplies]:
     """Per event of an episode (as :func:`earlier_uses`; ``needs``: each decision point's needed paths, its state's
-    ``uncertainty_flags``; None or empty where they are not known: a decision of an unmasked log says none): for each memory the earlier decision points labelled, the
-    slots (:func:`slot_name`) those decisions needed, each with the step of the latest such decision. Why: a used
+    ``uncertainty_flags``; None or empty where they are not known: a decision of an unmasked log says none): for
+    each memory the earlier decision points labelled, the slots (:func:`slot_name`) those decisions needed, each
+    with the step of the latest such decision. Why: a used
     memory supplied values of those slots, so a call that needs one of them again is likely to take it from there,
     and a call that needs none of them (a task turned to a new request) is not (README "The used ordering narrowed
     to the call's needed slots"). An event's own labels and later ones never count; filtered to a task by
@@ -96,7 +91,7 @@ def running_supplies(steps: Sequence[int], labels: Sequence[Sequence[int]],
     last: dict[int, dict[str, int]] = {}
     for step, labs, need in zip(steps, labels, needs, strict=True):
         yield last
-        slots = {slot_name(p) for p in need} if need else (ANY_SLOT,)  # none said: not known
+        slots = {slot_name(str(p)) for p in need} if need else (ANY_SLOT,)  # none said: not known
         for m in labs:
             mine = last.setdefault(int(m), {})
             for slot in slots:
@@ -124,7 +119,7 @@ def needed_used(used: Mapping[T, int], supplied: Mapping[T, Collection[str]], ne
     their ranks, kept as given: the store's used_order "needed" puts these first by them, the task's other used
     memories in the model's order with the rest. A use whose slots are not known (:data:`ANY_SLOT`) counts as
     supplying any slot (as "latest" lifts it)."""
-    want = {slot_name(p) for p in needs}
+    want = {slot_name(str(p)) for p in needs}
     return {m: k for m, k in used.items()
             if (slots := supplied.get(m)) and (ANY_SLOT in slots or want.intersection(slots))}
 

@@ -49,7 +49,8 @@ from sam_model.evaluation.ranking import (
 from sam_model.store import MemoryStore, reads_reuse
 from sam_model.storeconfig import StoreConfig
 
-USED_SUFFIXES = {"model": "+used", "latest": "+used-latest", "needed": "+used-needed"}  # evaluate's plus_used rows, by the store's used_order
+# evaluate's plus_used rows, by the store's used_order
+USED_SUFFIXES = {"model": "+used", "latest": "+used-latest", "needed": "+used-needed"}
 BASELINES = ("recency", "task-first", "used-first", "bm25", "bm25-state", "dense", "dense-state")
 
 
@@ -148,11 +149,14 @@ class StoreReplay:
             return None
         return {data.memories[p].id: k for p, k in used_ranks(data.memories, ex).items()}
 
-    @staticmethod
-    def supplied(data: EvalData, ex: RetrievalExample) -> dict[str, list[str]]:
+    def supplied(self, data: EvalData, ex: RetrievalExample, used: dict | None,
+                 used_order: str | None = None) -> dict[str, list[str]] | None:
         """Each used memory's id with the slots the earlier decisions of the task it was a label of needed
-        (ranking.used_supplies), which a search ordered "needed" is told (MemoryStore.search_vector's ``supplied``),
-        as a deployment's ScopedMemory tells its own (sam_model.memory.scopeduses)."""
+        (ranking.used_supplies), which a search ordered "needed" (``used_order``, or the store's own) is told
+        (MemoryStore.search_vector's ``supplied``), as a deployment's ScopedMemory tells its own
+        (sam_model.memory.scopeduses); None for a search told no uses or ordered otherwise (it reads none)."""
+        if used is None or (used_order or self.config.used_order) != "needed":
+            return None
         return {data.memories[p].id: sorted(slots) for p, slots in used_supplies(data.memories, ex).items()}
 
     def rankings(self, data: EvalData, scope: Scope, depth: int,
@@ -186,12 +190,13 @@ class StoreReplay:
                 store.add(data.memories[written : ex.cutoff], m[written : ex.cutoff])
                 written = ex.cutoff
             used = self.used(data, ex, used_order)  # u_m(t) = 1 where the task's earlier calls used the memory
+            supplied = self.supplied(data, ex, used, used_order)
             episode = ex.episode_id if scope == "episode" else None
             for rerank in ((True, False) if store.reranks else (False,)):
                 hits = store.search_vector(q[i], depth, ex.state.uncertainty_flags, episode_id=episode, rerank=rerank,
                                            query_text=ex.state_text, before=(ex.episode_id, ex.step), used=used,
                                            used_order=used_order,  # None: the store's own, as deployed
-                                           supplied=None if used is None else self.supplied(data, ex))
+                                           supplied=supplied)
                 out[rerank].append(np.array([pos[h.id] for h in hits], dtype=np.int64))
         if not store.reranks:
             out[True] = out[False]
@@ -239,7 +244,7 @@ class StoreMethod:
                                         query_text=ex.state_text, before=(ex.episode_id, ex.step),
                                         used=(used := self.replay.used(data, ex, self.used_order)),
                                         used_order=self.used_order,
-                                        supplied=None if used is None else self.replay.supplied(data, ex))
+                                        supplied=self.replay.supplied(data, ex, used, self.used_order))
         return time.perf_counter() - t0
 
 
