@@ -29,11 +29,12 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         raise _TwiceError(str(err)) from None
 
 
-def key_twice(message: str | bytes) -> str | None:
-    """unique_keys' line for a message holding a key twice in one object, or check_unicode's for a string or key
-    holding a lone UTF-16 surrogate (``"\\ud800"``: valid JSON, no Unicode text, which the SDK refused as "unexpected
-    end of hex escape", pointing at no surrogate and no fix), else None: any other problem (broken JSON, nesting
-    past the recursion limit) is the SDK's to answer, as it does."""
+def unreadable_text(message: str | bytes) -> str | None:
+    """Why the SDK must not read a JSON message as text: unique_keys' line for one holding a key twice in one
+    object, or check_unicode's for a string or key holding a lone UTF-16 surrogate (``"\\ud800"``: valid JSON, no
+    Unicode text, which the SDK refused as "unexpected end of hex escape", pointing at no surrogate and no fix),
+    else None: any other problem (broken JSON, nesting past the recursion limit) is the SDK's to answer, as it
+    does."""
     try:
         found = json.loads(message, object_pairs_hook=_unique)
     except _TwiceError as err:
@@ -50,7 +51,7 @@ def key_twice(message: str | bytes) -> str | None:
 
 
 def unreadable(message: bytes) -> str | None:
-    """Why the SDK must not read an HTTP body (what :func:`key_twice` says, or that it is no UTF-8, said as the HTTP
+    """Why the SDK must not read an HTTP body (what :func:`unreadable_text` says, or that it is no UTF-8, said as the HTTP
     routes say it), else None. The SDK refused bytes that are no UTF-8 with "invalid unicode code point at line 1
     column 99", which names no byte and says nothing of what to send."""
     try:
@@ -58,7 +59,7 @@ def unreadable(message: bytes) -> str | None:
     except UnicodeDecodeError as err:
         return (f"the request body is not UTF-8 (byte {err.object[err.start]:#04x} at position {err.start}): send "
                 "JSON encoded as UTF-8")
-    return key_twice(text)
+    return unreadable_text(text)
 
 
 def _error(code: int, label: str, why: str, request_id: int | str | None) -> dict[str, Any]:
@@ -133,4 +134,4 @@ def readable_id(value: Any) -> int | str | None:
 
 
 __all__ = ["BUSY", "INVALID_REQUEST", "PARSE_ERROR", "RESPONSE_KEYS", "UNAUTHORIZED", "busy", "id_of",
-           "invalid_request", "key_twice", "parse_error", "readable_id", "unauthorized", "unreadable"]
+           "invalid_request", "parse_error", "readable_id", "unauthorized", "unreadable", "unreadable_text"]

@@ -42,14 +42,14 @@ from pydantic import ValidationError
 
 from sam_model.limits import MAX_BODY_BYTES
 from sam_model.serve.idscan import IdScan, scan_id
-from sam_model.serve.jsonrpc import busy, id_of, invalid_request, key_twice, parse_error
+from sam_model.serve.jsonrpc import busy, id_of, invalid_request, parse_error, unreadable_text
 
 log = logging.getLogger("sam_model.serve")
 
 
 def refused(raw: bytes, number: int) -> tuple[str, str | None]:
     """(the line as text, None), or ("", why the line ``number`` (from 1) is refused unread: bytes that are no UTF-8,
-    a key given twice in one object, a lone surrogate: jsonrpc.key_twice). A UTF-8 byte order mark opening the first line is no part of it (a stream of
+    a key given twice in one object, a lone surrogate: jsonrpc.unreadable_text). A UTF-8 byte order mark opening the first line is no part of it (a stream of
     PowerShell's or .NET's writes one first: the client's initialize was no JSON, answered never)."""
     skip = len(codecs.BOM_UTF8) if number == 1 and raw.startswith(codecs.BOM_UTF8) else 0
     try:
@@ -58,8 +58,8 @@ def refused(raw: bytes, number: int) -> tuple[str, str | None]:
         at = skip + err.start
         return "", (f"line {number} holds invalid UTF-8 at byte {at} (0x{raw[at]:02x}, counting from "
                     "0): send JSON encoded as UTF-8; nothing of this line was read")
-    twice = key_twice(line)
-    return (line, None) if twice is None else ("", f"line {number}: {twice}; nothing of this line was read")
+    why = unreadable_text(line)
+    return (line, None) if why is None else ("", f"line {number}: {why}; nothing of this line was read")
 
 
 DRAIN_S = 60.0  # at the end of input, how long the requests read before it may take to be answered
