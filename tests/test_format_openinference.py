@@ -910,6 +910,20 @@ def test_a_hidden_answer_to_a_shared_system_prompt_alone_is_read_from_its_own_hi
     assert len(said) == 1 and "; 1 such answer, repeated by no later input" in said[0], said
 
 
+SUMMARY = {"role": "user", "content": "Summary: the user asked to cancel a reservation."}
+
+
+def _windowed_last_call() -> tuple[dict, list[int]]:
+    """The spans of the cancel conversation (the cancel call c2 hidden where a reading hides outputs) whose last
+    call's input is a window: the system prompt, a summary, then the cancel call and its result; and the LLM
+    spans' start times, in order."""
+    doc, messages = langchain_spans(openai_messages(), {"c2"}), openai_messages()
+    last = max((s for s in _spans(doc) if s["name"] == "ChatCompletion"), key=lambda s: int(s["startTimeUnixNano"]))
+    last["attributes"] = [a for a in last["attributes"] if not a["key"].startswith("llm.input_messages.")]
+    last["attributes"] += flattened("llm.input_messages", [messages[0], SUMMARY, *messages[6:8]])
+    return doc, sorted(int(s["startTimeUnixNano"]) for s in _spans(doc) if s["name"] == "ChatCompletion")
+
+
 @pytest.mark.parametrize("interleaved", [False, True])
 def test_a_hidden_answer_a_window_kept_after_its_summary_is_put_after_the_input_it_answers(interleaved, caplog):
     """The last call's input is the system prompt, a summary, and the cancel call with its result: a window that
@@ -918,12 +932,7 @@ def test_a_hidden_answer_a_window_kept_after_its_summary_is_put_after_the_input_
     the summary's words) and after another agent's turn read since (``interleaved``). It is put right after the
     "yes" it answers, where the recorded output was: the conversation reads as with the outputs recorded, bar the
     last answer, and the cancel call is still dated by its span (the failed run flags it)."""
-    doc, messages = langchain_spans(openai_messages(), {"c2"}), openai_messages()
-    last = max((s for s in _spans(doc) if s["name"] == "ChatCompletion"), key=lambda s: int(s["startTimeUnixNano"]))
-    summary = {"role": "user", "content": "Summary: the user asked to cancel a reservation."}
-    last["attributes"] = [a for a in last["attributes"] if not a["key"].startswith("llm.input_messages.")]
-    last["attributes"] += flattened("llm.input_messages", [messages[0], summary, *messages[6:8]])
-    times = sorted(int(s["startTimeUnixNano"]) for s in _spans(doc) if s["name"] == "ChatCompletion")
+    doc, times = _windowed_last_call()
     hid = _without(doc, "llm.output_messages.", output_value="__REDACTED__")
     if interleaved:
         doc, hid = (_beside(d, OTHER, times[2] + 3) for d in (doc, hid))
@@ -931,7 +940,7 @@ def test_a_hidden_answer_a_window_kept_after_its_summary_is_put_after_the_input_
     with caplog.at_level(logging.WARNING):
         (conv,) = read(hid)
     said = [m["parts"][0].get("content") or m["parts"][0].get("name") for m in whole.messages]
-    assert said.index("cancel") == said.index(messages[5]["content"]) + 1 < said.index(summary["content"])
+    assert said.index("cancel") == said.index(openai_messages()[5]["content"]) + 1 < said.index(SUMMARY["content"])
     assert [*map(otel._key, conv.messages)] == [*map(otel._key, whole.messages[:-1])]
     assert conv.failed_calls == whole.failed_calls == frozenset({"c2"})
     said = [r.getMessage() for r in caplog.records if "output hidden whole" in r.getMessage()]
@@ -981,12 +990,7 @@ def test_a_window_that_keeps_the_latest_answer_of_its_history_adds_it_once_under
     turn no longer made it: the recorded reading held the cancel call twice (two decision points, the second's
     result read once). The latest message of its own history (a tip: none of its calls went on from it) is repeated
     alike: the call is read once, the summary after the other agent's turn, as with none between (a guard)."""
-    doc, messages = langchain_spans(openai_messages(), {"c2"}), openai_messages()
-    last = max((s for s in _spans(doc) if s["name"] == "ChatCompletion"), key=lambda s: int(s["startTimeUnixNano"]))
-    summary = {"role": "user", "content": "Summary: the user asked to cancel a reservation."}
-    last["attributes"] = [a for a in last["attributes"] if not a["key"].startswith("llm.input_messages.")]
-    last["attributes"] += flattened("llm.input_messages", [messages[0], summary, *messages[6:8]])
-    times = sorted(int(s["startTimeUnixNano"]) for s in _spans(doc) if s["name"] == "ChatCompletion")
+    doc, times = _windowed_last_call()
     (alone,) = read(doc)
     (conv,) = read(_beside(doc, OTHER, times[2] + 3))
     calls = [p["id"] for m in conv.messages for p in m["parts"] if p["type"] == "tool_call"]

@@ -367,6 +367,16 @@ def _stored(memory: ScopedMemory) -> list[str]:
     return [m["memory"] for m in memory.get_all(user_id="mia", agent_id="shop", limit=None)["results"]]
 
 
+def _after_a_failed_add(tmp_path, memory: ScopedMemory, flaky, text: str = "Kept") -> SAMSession:
+    """A session of ``memory``, whose add is ``flaky`` from now on, after its first add (of ``text``) failed there:
+    the item is kept, to be stored with a later add."""
+    memory.add = flaky
+    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
+    with pytest.raises(OSError):
+        asyncio.run(session.add_items([{"role": "user", "content": text}]))
+    return session
+
+
 def test_a_failed_add_beside_another_add_under_way_is_kept_and_stored_once(tmp_path):
     """Two adds of one session at once (two runs gathered): the first's store fails while the second's is under
     way. The second's success cleared what the first kept (its items lost from memory), and an item kept from
@@ -390,10 +400,7 @@ def test_a_failed_add_beside_another_add_under_way_is_kept_and_stored_once(tmp_p
             raise OSError("disk full")
         return add(items, **kw)
 
-    memory.add = flaky
-    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
-    with pytest.raises(OSError):
-        asyncio.run(session.add_items([{"role": "user", "content": "Kept"}]))
+    session = _after_a_failed_add(tmp_path, memory, flaky)
 
     async def both() -> None:
         second = asyncio.create_task(session.add_items([{"role": "user", "content": "Second"}]))
@@ -426,10 +433,7 @@ def test_an_item_kept_from_a_failed_add_goes_to_one_of_two_adds_at_once(tmp_path
             pass
         return add(items, **kw)
 
-    memory.add = flaky
-    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
-    with pytest.raises(OSError):
-        asyncio.run(session.add_items([{"role": "user", "content": "Kept"}]))
+    session = _after_a_failed_add(tmp_path, memory, flaky)
 
     async def both() -> None:
         await asyncio.gather(session.add_items([{"role": "user", "content": "One"}]),
@@ -453,10 +457,7 @@ def test_items_the_memory_refuses_are_not_kept_to_fail_every_later_add(tmp_path)
             raise OSError("disk full")
         return add(*args, **kw)
 
-    memory.add = flaky
-    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
-    with pytest.raises(OSError):
-        asyncio.run(session.add_items([{"role": "user", "content": "Where is my order A-77?"}]))
+    session = _after_a_failed_add(tmp_path, memory, flaky, "Where is my order A-77?")
     empty = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
              "content": [{"type": "output_text", "text": "", "annotations": []}]}
     with pytest.raises(ValueError, match="nothing to store"):
@@ -485,10 +486,7 @@ def test_a_cancelled_add_does_not_leave_the_kept_items_to_be_stored_again(tmp_pa
             release.wait(10)
         return add(items, **kw)
 
-    memory.add = flaky
-    session = SAMSession(SQLiteSession("mia", str(tmp_path / "s.db")), memory, user_id="mia", agent_id="shop")
-    with pytest.raises(OSError):
-        asyncio.run(session.add_items([{"role": "user", "content": "Kept"}]))
+    session = _after_a_failed_add(tmp_path, memory, flaky)
 
     async def cancelled() -> None:
         task = asyncio.create_task(session.add_items([{"role": "user", "content": "One"}]))

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from test_opening import make_net
 from test_reuse_recent import recent_net  # noqa: F401 - its module fixture, the reuse-recent network
+from test_reuse_recent_review import _life as _plain_life
 from test_task_first import EMPTY, data_of, write
 
 from sam_model.data.reader import read_episodes
@@ -53,20 +54,13 @@ def test_supplies_count_earlier_decisions_only_each_slot_with_its_latest_use():
 
 
 def _life(rng: random.Random, episode: str) -> list[dict]:
-    """One episode of 2-3 tasks (meta.source_episode), 5-9 events each; about two events in five decision points
-    labelling 1-3 earlier events of any task, needing 1-2 random paths (one in ten none)."""
-    out, step = [], 0
-    for task in range(rng.randint(2, 3)):
-        for _ in range(rng.randint(5, 9)):
-            e = {"episode_id": episode, "step": step, "kind": rng.choice(("user", "action", "result")),
-                 "text": " ".join(f"w{rng.randint(0, 99)}" for _ in range(rng.randint(2, 30))), "state": EMPTY,
-                 "meta": {"source_episode": f"{episode}-t{task}"}}
-            if step and rng.random() < 0.4:
-                e["useful_memory_steps"] = sorted(rng.sample(range(step), min(step, rng.randint(1, 3))))
-                flags = [] if rng.random() < 0.1 else sorted(rng.sample(PATHS, rng.randint(1, 2)))
-                e["state"] = {**EMPTY, "uncertainty_flags": flags}
-            out.append(e)
-            step += 1
+    """One of tests/test_reuse_recent_review.py's random lives (tasks, labels reaching into earlier tasks, decisions
+    of several labels), each decision point needing 1-2 random paths (one in ten none)."""
+    out = _plain_life(rng, episode)
+    for e in out:
+        if e.get("useful_memory_steps"):
+            flags = [] if rng.random() < 0.1 else sorted(rng.sample(PATHS, rng.randint(1, 2)))
+            e["state"] = {**EMPTY, "uncertainty_flags": flags}
     return out
 
 
@@ -123,9 +117,9 @@ def test_scoped_memory_fed_the_lives_is_told_what_the_replay_is_and_keeps_it_thr
 
     episodes, _, want = lives
     memory, told, expect = ScopedMemory(retriever(recent_net), k=DEPTH), [], []
-    for n, ep in enumerate(episodes[:4]):
+    for ep in episodes[:4]:
         for j, d in enumerate(ep):
-            if n == 1 and j == len(ep) // 2:  # mid-episode: its earlier decisions' paths must come back with it
+            if j == len(ep) // 2:  # mid-episode: its earlier decisions' paths must come back with it
                 memory.save(tmp_path / "m")
                 memory = ScopedMemory.load(tmp_path / "m", retriever(recent_net))
             e = parse_event(d, "test")
