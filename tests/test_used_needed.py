@@ -224,7 +224,7 @@ def test_a_long_sessions_slots_are_read_once_per_path_and_only_for_a_search_orde
     """Every search of the packaged model reads the slots of the whole scope's decisions (its conversation's and its
     log's) again; each read split each decision's needed paths anew (16,000 events: ~0.2 s a search, six times
     used()'s), and ScopedMemory read them for searches ordered otherwise too. Now a path's slot is read once, and
-    only a search ordered "needed" reads the slots."""
+    only a search ordered "needed" and told a use reads the slots."""
     import types
 
     from sam_model.data import reuse
@@ -252,7 +252,10 @@ def test_a_long_sessions_slots_are_read_once_per_path_and_only_for_a_search_orde
     for order in ("off", "model", "latest"):
         memory.search("mia", user_id="u", used_order=order)
     assert not read
-    memory.search("mia", user_id="u")  # the store's own: "needed"
+    memory.search("mia", user_id="u")  # the store's own, "needed", but no call of the task used a memory (a chat of
+    assert not read  # no tool call): nothing to read, at every search
+    monkeypatch.setattr(memory, "used", lambda inputs: {"u#0": 1})  # told a use: the slots are read, once
+    memory.search("mia", user_id="u")
     assert len(read) == 1
 
 

@@ -80,7 +80,8 @@ class ScopedSearch:
         q = self.encode_query(kind, [inputs])[0] if query_vector is None else query_vector
         used = self.used(inputs)
         order = self.store.config.used_order if used_order is None else used_order
-        supplied = self.supplied(inputs) if order == "needed" else None  # read for the one order that reads them
+        supplied = self.supplied(inputs) if order == "needed" and used else None  # read for the one order that
+        # reads them, where a call of the task used something (a chat of no tool call: none, every search)
         ordered = order not in (None, "off")
         deep = min(n + len(used), MAX_K) if threshold is not None and used and ordered else n  # the used ones placed
         # first may score below the threshold: with as many more, ``n`` of those it keeps are among the hits (the rest
